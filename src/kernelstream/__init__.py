@@ -1,0 +1,8 @@
+"""kernelstream: kernel machines that scale, by doubly stochastic gradients on seeded features."""
+
+from .estimators import DSGClassifier, DSGRegressor, RandomFeatures
+from .io import load
+
+__version__ = "0.1.0"
+
+__all__ = ["DSGClassifier", "DSGRegressor", "RandomFeatures", "load", "__version__"]

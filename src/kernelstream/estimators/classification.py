@@ -1,0 +1,178 @@
+"""DSGClassifier: doubly stochastic kernel classification (SVM, L2-SVM, logistic, softmax)."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import expit, softmax
+from sklearn.base import ClassifierMixin
+from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, column_or_1d
+
+from .._validation import StrOptions, check_labels_for_loss
+from ..losses import get_loss
+from ._base import DSGBase
+
+__all__ = ["DSGClassifier"]
+
+CLASSIFICATION_LOSSES = {"hinge", "squared_hinge", "logistic", "log_loss"}
+
+
+def _has_proba(estimator) -> bool:
+    if estimator.loss not in ("logistic", "log_loss"):
+        raise AttributeError(f"predict_proba is not available for loss={estimator.loss!r}; "
+                             "use loss='logistic'.")
+    return True
+
+
+class DSGClassifier(ClassifierMixin, DSGBase):
+    """Kernel classification by doubly stochastic gradients (Dai et al., NIPS 2014).
+
+    Binary problems learn one output with labels ``±1`` (``classes_[1]`` is +1). With more
+    classes, ``loss="logistic"`` minimises the softmax cross-entropy over one output per class;
+    the margin losses are one-vs-rest over the same shared feature blocks.
+
+    Parameters
+    ----------
+    loss : {"logistic", "hinge", "squared_hinge"}, default="logistic"
+        ``log(1 + e^{−yu})`` (softmax for multiclass; gives ``predict_proba``),
+        ``max(0, 1 − yu)`` (SVM), ``max(0, 1 − yu)²`` (L2-SVM). "log_loss" = "logistic".
+    class_weight : dict, "balanced" or None, default=None
+        Weights multiplying each class's samples, as in scikit-learn.
+    **params
+        All other parameters as in :class:`DSGRegressor` (kernel, sigma, batch_size, ...).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    expansion_, n_components_, sigma_, seed_, t_, n_iter_, n_features_in_
+        As in :class:`DSGRegressor`.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> from kernelstream import DSGClassifier
+    >>> X, y = make_moons(2000, noise=0.1, random_state=0)
+    >>> clf = DSGClassifier(random_state=0).fit(X, y)
+    >>> round(clf.score(X, y), 2)
+    1.0
+    """
+
+    _parameter_constraints = {
+        **DSGBase._parameter_constraints,
+        "loss": [StrOptions(CLASSIFICATION_LOSSES)],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
+    }
+
+    def __init__(self, *, loss="logistic", class_weight=None, kernel="rbf", sigma="median",
+                 sigma_scale=1.0, kernel_params=None, alpha=1e-6, batch_size=2048,
+                 block_size=1024, max_iter="auto", learning_rate="inverse", eta0=2.0, t0=1.0,
+                 power_t=0.5, precondition=True, precond_eps=3.0, average=False,
+                 max_features=None, fit_intercept=True, shuffle=True, random_state=None,
+                 verbose=0, device="auto", dtype="float32"):
+        super().__init__(
+            loss=loss, kernel=kernel, sigma=sigma, sigma_scale=sigma_scale,
+            kernel_params=kernel_params, alpha=alpha, batch_size=batch_size,
+            block_size=block_size, max_iter=max_iter, learning_rate=learning_rate, eta0=eta0,
+            t0=t0, power_t=power_t, precondition=precondition, precond_eps=precond_eps,
+            average=average, max_features=max_features, fit_intercept=fit_intercept,
+            shuffle=shuffle, random_state=random_state, verbose=verbose, device=device,
+            dtype=dtype,
+        )
+        self.class_weight = class_weight
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit on ``(X, y)`` for ``max_iter`` passes."""
+        return self._fit(X, y, sample_weight)
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """One pass over a chunk. ``classes`` (all labels) is required on the first call."""
+        return self._partial_fit(X, y, sample_weight, classes=classes)
+
+    def decision_function(self, X):
+        """Margins: ``(n,)`` for binary problems (positive means ``classes_[1]``), else ``(n, K)``."""
+        out = self._raw_decision(X)
+        return out[:, 0] if out.shape[1] == 1 else out
+
+    def predict(self, X):
+        scores = self.decision_function(X)
+        index = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
+        return self.classes_[index]
+
+    @available_if(_has_proba)
+    def predict_proba(self, X):
+        """Class probabilities: ``σ(f)`` (binary) or ``softmax(f)`` (multiclass)."""
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            p = expit(scores)
+            return np.column_stack([1 - p, p])
+        return softmax(scores, axis=1)
+
+    @available_if(_has_proba)
+    def predict_log_proba(self, X):
+        return np.log(np.clip(self.predict_proba(X), 1e-300, None))
+
+    # -- hooks ---------------------------------------------------------------------------
+    def _encode_targets(self, y, *, first, classes=None):
+        if y is None:
+            raise ValueError("requires y to be passed, but the target y is None.")
+        y = column_or_1d(y, warn=True)
+        check_classification_targets(y)
+        if first:
+            labels = np.unique(y) if classes is None else np.unique(np.asarray(classes))
+            check_labels_for_loss(len(labels), self.loss)
+            unseen = np.setdiff1d(np.unique(y), labels)
+            if unseen.size:
+                raise ValueError(f"y contains labels {unseen.tolist()} that are not in "
+                                 f"classes={labels.tolist()}; pass every label in classes.")
+            self.classes_ = labels
+        else:
+            check_is_fitted(self, "classes_")
+            unseen = np.setdiff1d(np.unique(y), self.classes_)
+            if unseen.size:
+                raise ValueError(f"y contains labels {unseen.tolist()} not seen in the first call "
+                                 f"(classes_={self.classes_.tolist()}); pass every label in "
+                                 "classes= on the first partial_fit call.")
+        index = np.searchsorted(self.classes_, y)
+        if len(self.classes_) == 2:
+            return np.where(index == 1, 1.0, -1.0).reshape(-1, 1)
+        if self._loss_name() == "softmax":
+            return index.astype(np.int64)
+        return np.where(index[:, None] == np.arange(len(self.classes_)), 1.0, -1.0)
+
+    def _class_weights(self, targets) -> np.ndarray:
+        if self.class_weight is None:
+            return np.ones(targets.shape[0])
+        index = self._class_index(targets)
+        present = np.unique(index)
+        weights = np.ones(len(self.classes_))
+        if self.class_weight == "balanced":
+            weights[present] = compute_class_weight("balanced", classes=present, y=index)
+        else:
+            for label, w in self.class_weight.items():
+                position = np.searchsorted(self.classes_, label)
+                if position >= len(self.classes_) or self.classes_[position] != label:
+                    raise ValueError(f"class_weight has label {label!r}, which is not a class; "
+                                     f"classes_={self.classes_.tolist()}.")
+                weights[position] = w
+        return weights[index]
+
+    def _class_index(self, targets) -> np.ndarray:
+        if targets.ndim == 1:
+            return targets
+        if targets.shape[1] == 1:
+            return (targets[:, 0] > 0).astype(int)
+        return targets.argmax(axis=1)
+
+    def _loss_name(self) -> str:
+        multiclass = len(self.classes_) > 2
+        if self.loss in ("logistic", "log_loss"):
+            return "softmax" if multiclass else "logistic"
+        return self.loss
+
+    def _make_loss(self):
+        return get_loss(self._loss_name())
+
+    def _n_outputs(self):
+        return 1 if len(self.classes_) == 2 else len(self.classes_)

@@ -1,0 +1,139 @@
+"""The FeatureMap contract: an exact kernel plus seeded blocks of random features.
+
+A feature map is a *specification*, not a cache of weights: block ``j``'s parameters are a pure
+function of ``(seed, j)`` (see :mod:`kernelstream.rng`), so any block can be regenerated on any
+device at any time. ``k(x, y) ≈ Σ_j ψ_j(x)ᵀ ψ_j(y) / J`` over ``J`` blocks, each of ``r`` features
+normalised so that ``E[ψ_j(x)ᵀ ψ_j(y)] = k(x, y)``.
+
+**Subclassing.** Implement :meth:`kernel` (exact, for tests and small problems),
+:meth:`_draw` (parameters of one block as one tensor, float64) and :meth:`_features`
+(features of several blocks at once, given their stacked parameters). Register the class with
+:func:`kernelstream.features.register_kernel` to make it available by name to every estimator.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import ClassVar, Sequence
+
+import torch
+
+__all__ = ["FeatureMap"]
+
+DEFAULT_CACHE_BYTES = 32 * 2**20
+
+
+class FeatureMap(ABC):
+    """Random features of one kernel family, in blocks of ``block_size`` features.
+
+    Parameters
+    ----------
+    n_features_in : int
+        Input dimension ``d``.
+    sigma : float
+        Bandwidth (length-scale) of the kernel.
+    block_size : int
+        Number of features ``r`` per block.
+    seed : int
+        64-bit seed; block ``j`` depends on ``(seed, j)`` only.
+    cache_bytes : int, default=32 MiB
+        Memory budget for drawn block parameters. Blocks are cached in index order until the
+        budget is spent and regenerated beyond it; training scans blocks ``0..t-1`` cyclically,
+        for which a fixed prefix beats LRU (which would miss on every access).
+    """
+
+    name: ClassVar[str] = ""
+    #: metric for the median heuristic: "euclidean" or "cityblock"
+    distance: ClassVar[str] = "euclidean"
+    #: block sizes must be a multiple of this (2 for paired cos/sin features)
+    block_multiple: ClassVar[int] = 1
+
+    def __init__(
+        self,
+        n_features_in: int,
+        sigma: float = 1.0,
+        block_size: int = 256,
+        seed: int = 0,
+        *,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
+    ) -> None:
+        if block_size < 1 or block_size % self.block_multiple:
+            raise ValueError(
+                f"block_size must be a positive multiple of {self.block_multiple} for "
+                f"kernel {self.name!r}; got {block_size}."
+            )
+        if not sigma > 0:
+            raise ValueError(f"sigma must be positive; got {sigma!r}.")
+        self.n_features_in = int(n_features_in)
+        self.sigma = float(sigma)
+        self.block_size = int(block_size)
+        self.seed = int(seed)
+        self.cache_bytes = int(cache_bytes)
+        self._cache: dict[tuple, torch.Tensor] = {}
+        self._cached_bytes = 0
+
+    # -- the contract ------------------------------------------------------------------
+    @abstractmethod
+    def kernel(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
+        """Exact kernel matrix ``k(X, Y)`` of shape ``(n, m)``."""
+
+    @abstractmethod
+    def _draw(self, block: int, device: torch.device) -> torch.Tensor:
+        """Parameters of block ``block`` as one float64 tensor on ``device``."""
+
+    @abstractmethod
+    def _features(self, X: torch.Tensor, params: torch.Tensor) -> torch.Tensor:
+        """Features of ``K`` blocks, ``(n, K, r)``, from parameters stacked as ``(K, ...)``."""
+
+    # -- shared plumbing ---------------------------------------------------------------
+    def draw(self, block: int, device=None, dtype=torch.float32) -> torch.Tensor:
+        """Parameters of one block, from the cache when present."""
+        device = torch.device(device or "cpu")
+        key = (block, device, dtype)
+        params = self._cache.get(key)
+        if params is None:
+            params = self._draw(block, device).to(dtype)
+            size = params.numel() * params.element_size()
+            if self._cached_bytes + size <= self.cache_bytes:
+                self._cache[key] = params
+                self._cached_bytes += size
+        return params
+
+    def features(self, X: torch.Tensor, blocks: Sequence[int]) -> torch.Tensor:
+        """Features of the given blocks on ``X``: ``(n, len(blocks), r)``, block-major."""
+        params = torch.stack([self.draw(j, X.device, X.dtype) for j in blocks])
+        return self._features(X, params)
+
+    def transform(self, X: torch.Tensor, n_blocks: int) -> torch.Tensor:
+        """The first ``n_blocks`` blocks concatenated: ``(n, n_blocks·r)``, scaled so that
+        ``Φ(X) Φ(Y)ᵀ ≈ k(X, Y)``."""
+        Z = self.features(X, range(n_blocks))
+        return Z.reshape(X.shape[0], -1) * n_blocks**-0.5
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
+        self._cached_bytes = 0
+
+    def config(self) -> dict:
+        """JSON-serialisable constructor arguments (for saving models)."""
+        return {
+            "kernel": self.name,
+            "n_features_in": self.n_features_in,
+            "sigma": self.sigma,
+            "block_size": self.block_size,
+            "seed": self.seed,
+            **self.extra_params(),
+        }
+
+    def extra_params(self) -> dict:
+        """Family-specific parameters beyond sigma (overridden by families that have some)."""
+        return {}
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state["_cache"], state["_cached_bytes"] = {}, 0  # a cache is not state
+        return state
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.config().items() if k != "kernel")
+        return f"{type(self).__name__}({args})"
