@@ -39,7 +39,7 @@ class DSGBase(BaseEstimator):
         "kernel_params": [dict, None],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "block_size": [Interval(Integral, 2, None, closed="left")],
+        "block_size": [Interval(Integral, 1, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "learning_rate": [StrOptions({"inverse", "constant", "invscaling"})],
         "eta0": [Interval(Real, 0, None, closed="neither")],

@@ -61,7 +61,7 @@ class RandomFeatures(TransformerMixin, BaseEstimator):
 
     _parameter_constraints = {
         "kernel": [str],
-        "n_components": [Interval(Integral, 2, None, closed="left")],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
         "sigma": [Interval(Real, 0, None, closed="neither"), StrOptions({"median"})],
         "sigma_scale": [Interval(Real, 0, None, closed="neither")],
         "kernel_params": [dict, None],

@@ -6,7 +6,8 @@
     ψ(x) = sqrt(2/r) · [cos(Wᵀx), sin(Wᵀx)]
 
 which is unbiased, has ``‖ψ(x)‖² = 1`` exactly, and lower variance than ``cos(Wᵀx + b)``
-(Sutherland & Schneider, UAI 2015).
+(Sutherland & Schneider, UAI 2015). Odd block sizes use ``sqrt(2/r) cos(Wᵀx + b)``,
+``b ~ U[0, 2π)``.
 """
 
 from __future__ import annotations
@@ -23,20 +24,26 @@ __all__ = ["fourier_features", "GaussianRFF", "LaplaceRFF", "MaternRFF"]
 
 
 def fourier_features(X: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
-    """Paired Fourier features of ``K`` stacked blocks.
+    """Fourier features of ``K`` stacked blocks.
 
     Parameters
     ----------
     X : (n, d) tensor
-    W : (K, d, h) tensor of frequencies, ``h = r/2`` per block.
+    W : (K, d, h) frequencies of paired blocks (``r = 2h`` features each), or
+        (K, d + 1, r) frequencies plus a last row of phases for odd ``r``.
 
     Returns
     -------
-    (n, K, 2h) tensor: ``sqrt(1/h) · [cos(X W_k), sin(X W_k)]`` for each block k.
+    (n, K, r) tensor: ``sqrt(1/h) · [cos(X W_k), sin(X W_k)]`` for each block (paired), or
+    ``sqrt(2/r) · cos(X W_k + b_k)`` (random phases).
     """
-    K, d, h = W.shape
-    n = X.shape[0]
-    Z = (X @ W.permute(1, 0, 2).reshape(d, K * h)).view(n, K, h)  # one GEMM, O(n·d·K·h)
+    K, rows, h = W.shape
+    n, d = X.shape
+    phases = rows == d + 1
+    Wd = W[:, :d, :] if phases else W
+    Z = (X @ Wd.permute(1, 0, 2).reshape(d, K * h)).view(n, K, h)  # one GEMM, O(n·d·K·h)
+    if phases:
+        return torch.cos(Z.add_(W[:, d, :])).mul_((2.0 / h) ** 0.5)  # sqrt(2/r) cos(Wᵀx + b)
     out = torch.empty((n, K, 2, h), dtype=X.dtype, device=X.device)
     torch.cos(Z, out=out[:, :, 0, :])
     torch.sin(Z, out=out[:, :, 1, :])
@@ -44,13 +51,23 @@ def fourier_features(X: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
 
 
 class _Fourier(FeatureMap):
-    block_multiple = 2
+    """Paired features for even block sizes; ``cos(Wᵀx + b)`` with random phases for odd ones."""
 
     def _features(self, X: torch.Tensor, params: torch.Tensor) -> torch.Tensor:
         return fourier_features(X, params)
 
+    @property
+    def paired(self) -> bool:
+        return self.block_size % 2 == 0
+
     def _shape(self) -> tuple[int, int]:
-        return self.n_features_in, self.block_size // 2
+        return self.n_features_in, (self.block_size // 2 if self.paired else self.block_size)
+
+    def _with_phases(self, W: torch.Tensor, block: int) -> torch.Tensor:
+        if self.paired:
+            return W
+        b = 2 * math.pi * rng.uniform((1, W.shape[1]), self.seed, block, rng.Stream.PHASES, W.device)
+        return torch.cat([W, b])
 
     def _distances(self, X: torch.Tensor, Y: torch.Tensor, p: float) -> torch.Tensor:
         return torch.cdist(X, Y, p=p)
@@ -65,7 +82,8 @@ class GaussianRFF(_Fourier):
         return torch.exp(-self._distances(X, Y, 2.0).square() / (2 * self.sigma**2))
 
     def _draw(self, block, device):
-        return rng.normal(self._shape(), self.seed, block, rng.Stream.WEIGHTS, device) / self.sigma
+        W = rng.normal(self._shape(), self.seed, block, rng.Stream.WEIGHTS, device) / self.sigma
+        return self._with_phases(W, block)
 
 
 class LaplaceRFF(_Fourier):
@@ -78,7 +96,8 @@ class LaplaceRFF(_Fourier):
         return torch.exp(-self._distances(X, Y, 1.0) / self.sigma)
 
     def _draw(self, block, device):
-        return rng.cauchy(self._shape(), self.seed, block, rng.Stream.WEIGHTS, device) / self.sigma
+        W = rng.cauchy(self._shape(), self.seed, block, rng.Stream.WEIGHTS, device) / self.sigma
+        return self._with_phases(W, block)
 
 
 class MaternRFF(_Fourier):
@@ -121,4 +140,4 @@ class MaternRFF(_Fourier):
         d, h = self._shape()
         g = rng.normal((d, h), self.seed, block, rng.Stream.WEIGHTS, device)
         u = rng.chi_square((h,), int(2 * self.nu), self.seed, block, rng.Stream.CHI2, device)
-        return g * torch.sqrt(2 * self.nu / u) / self.sigma
+        return self._with_phases(g * torch.sqrt(2 * self.nu / u) / self.sigma, block)
