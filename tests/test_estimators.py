@@ -1,0 +1,202 @@
+"""Estimator behaviour beyond the sklearn checks: streams, weights, devices, determinism."""
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.datasets import make_classification, make_regression
+from sklearn.pipeline import make_pipeline
+from sklearn.linear_model import Ridge
+
+from kernelstream import DSGClassifier, DSGRegressor, RandomFeatures
+from kernelstream.datasets import synthetic_regression
+from conftest import DEVICES
+
+FAST = dict(batch_size=128, block_size=128, random_state=0)
+# the synthetic target has rings of width ~2: the paper uses 0.1 x the median distance
+REG = dict(FAST, sigma_scale=0.1)
+
+
+def _regression(n=1024, seed=0):
+    X, y, f = synthetic_regression(n, random_state=seed)
+    return X, y
+
+
+def test_partial_fit_grows_the_model_chunk_by_chunk():
+    X, y = _regression()
+    stream = DSGRegressor(shuffle=False, **FAST)
+    for i in range(0, 1024, 256):
+        stream.partial_fit(X[i : i + 256], y[i : i + 256])
+    assert stream.t_ == 8 and stream.n_components_ == 8 * 128 and stream.n_iter_ == 4
+
+
+def test_partial_fit_matches_fit_exactly_on_one_chunk_stream():
+    X, y = _regression(512)
+    a = DSGRegressor(shuffle=False, max_iter=1, **FAST).fit(X, y)
+    b = DSGRegressor(shuffle=False, **FAST).partial_fit(X, y)
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+    b.partial_fit(X[:256], y[:256])  # keeps growing
+    assert b.t_ == a.t_ + 2 and b.n_components_ == a.n_components_ + 256
+
+
+def test_seeded_fits_are_identical_and_seeds_matter():
+    X, y = _regression(512)
+    a = DSGRegressor(**FAST).fit(X, y).predict(X)
+    b = DSGRegressor(**FAST).fit(X, y).predict(X)
+    c = DSGRegressor(**{**FAST, "random_state": 1}).fit(X, y).predict(X)
+    np.testing.assert_array_equal(a, b)
+    assert not np.allclose(a, c)
+
+
+def test_subset_predictions_agree_to_float_tolerance():
+    X, y = _regression(512)
+    model = DSGRegressor(**FAST).fit(X, y)
+    full = model.predict(X)
+    parts = np.concatenate([model.predict(X[i : i + 37]) for i in range(0, 512, 37)])
+    np.testing.assert_allclose(parts, full, rtol=1e-5, atol=1e-5)
+
+
+def test_float64_dtype_option():
+    X, y = _regression(512)
+    m32 = DSGRegressor(**FAST).fit(X, y)
+    m64 = DSGRegressor(dtype="float64", **FAST).fit(X, y)
+    assert m64.expansion_.coef.dtype.itemsize == 8
+    np.testing.assert_allclose(m32.predict(X), m64.predict(X), atol=1e-3)
+
+
+def _r2_noise_free(model, n=4096):
+    X, y, f = synthetic_regression(n, random_state=0)
+    return 1 - np.mean((model.fit(X, y).predict(X) - f) ** 2) / f.var()
+
+
+# Huber's and the pinball loss's gradients are clipped (to ±δ, to τ or 1 − τ), so one pass
+# moves less than with the squared loss; thresholds reflect that.
+@pytest.mark.parametrize("loss, threshold", [("squared", 0.9), ("huber", 0.6), ("absolute", 0.9),
+                                             ("epsilon_insensitive", 0.9), ("quantile", 0.7)])
+def test_every_regression_loss_learns(loss, threshold):
+    assert _r2_noise_free(DSGRegressor(loss=loss, **REG)) > threshold
+
+
+def test_quantile_loss_estimates_quantiles():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (8192, 1))
+    y = X[:, 0] + rng.standard_normal(8192)
+    model = DSGRegressor(loss="quantile", quantile=0.9, max_iter=3, **FAST).fit(X, y)
+    covered = np.mean(y <= model.predict(X))
+    assert 0.86 < covered < 0.94
+
+
+def test_multi_output_regression():
+    X, y, _ = synthetic_regression(2048, random_state=0)
+    Y = np.column_stack([y, -2 * y + 1])
+    model = DSGRegressor(**REG).fit(X, Y)
+    pred = model.predict(X)
+    assert pred.shape == (2048, 2)
+    np.testing.assert_allclose(pred[:, 1], -2 * pred[:, 0] + 1, atol=0.05)
+
+
+@pytest.mark.parametrize("loss", ["hinge", "squared_hinge", "logistic"])
+def test_classification_losses_binary_and_multiclass(loss):
+    for n_classes in (2, 3):
+        X, y = make_classification(1500, 6, n_informative=4, n_classes=n_classes,
+                                   random_state=0, class_sep=2.0)
+        clf = DSGClassifier(loss=loss, **FAST).fit(X, y)
+        assert clf.score(X, y) > 0.85, (loss, n_classes)
+        scores = clf.decision_function(X)
+        assert scores.shape == ((1500,) if n_classes == 2 else (1500, n_classes))
+        if loss == "logistic":
+            proba = clf.predict_proba(X)
+            np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+            np.testing.assert_array_equal(clf.classes_[proba.argmax(axis=1)], clf.predict(X))
+        else:
+            assert not hasattr(clf, "predict_proba")
+
+
+def test_string_labels_and_partial_fit_classes():
+    X, y = make_classification(800, 5, random_state=0)
+    labels = np.array(["spam", "ham"])[y]
+    clf = DSGClassifier(**FAST)
+    clf.partial_fit(X[:400], labels[:400], classes=["ham", "spam"])
+    clf.partial_fit(X[400:], labels[400:])
+    assert set(clf.predict(X)) <= {"ham", "spam"}
+    with pytest.raises(ValueError, match="not seen in the first call"):
+        clf.partial_fit(X[:10], np.array(["eggs"] * 10))
+
+
+def test_class_weight_shifts_the_decision():
+    X, y = make_classification(2000, 5, weights=[0.9, 0.1], random_state=0, flip_y=0.1)
+    plain = DSGClassifier(**FAST).fit(X, y)
+    balanced = DSGClassifier(class_weight="balanced", **FAST).fit(X, y)
+    assert np.mean(balanced.predict(X) == 1) > np.mean(plain.predict(X) == 1)
+    weighted = DSGClassifier(class_weight={1: 5.0}, **FAST).fit(X, y)
+    assert np.mean(weighted.predict(X) == 1) > np.mean(plain.predict(X) == 1)
+
+
+def test_sample_weight_zero_removes_influence_in_expectation():
+    X, y = _regression(2048)
+    w = np.ones(2048)
+    w[y > 0.5] = 0.0
+    model = DSGRegressor(**REG).fit(X, y, sample_weight=w)
+    # rows with weight 0 are not fitted: their residuals are larger than the weighted ones
+    r = np.abs(model.predict(X) - y)
+    assert r[w == 0].mean() > 2 * r[w == 1].mean()
+
+
+def test_budget_keeps_model_size_constant():
+    X, y = _regression(4096)
+    model = DSGRegressor(max_features=512, **REG)
+    assert _r2_noise_free(model) > 0.8
+    assert model.n_components_ == 512 and model.t_ == 32
+
+
+def test_averaging_option_runs_and_predicts():
+    X, y = _regression(4096)
+    assert _r2_noise_free(DSGRegressor(average=8, **REG)) > 0.85
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_devices(device):
+    X, y = _regression(512)
+    model = DSGRegressor(device=device, **FAST).fit(X, y)
+    assert model.device_.type == device
+    cpu = DSGRegressor(device="cpu", **FAST).fit(X, y)
+    np.testing.assert_allclose(model.predict(X), cpu.predict(X), atol=1e-4)
+
+
+def test_cuda_request_without_cuda_is_clear():
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("CUDA present")
+    with pytest.raises(ValueError, match="CUDA is not available"):
+        DSGRegressor(device="cuda").fit(*_regression(64))
+
+
+def test_verbose_progress_bar(capsys):
+    X, y = _regression(512)
+    DSGRegressor(verbose=1, **FAST).fit(X, y)
+    assert "DSGRegressor" in capsys.readouterr().err
+
+
+def test_random_features_in_a_pipeline_like_rbfsampler():
+    X, y, f = synthetic_regression(2048, random_state=0)
+    pipe = make_pipeline(RandomFeatures(n_components=1024, sigma=0.5, random_state=0),
+                         Ridge(alpha=1e-3)).fit(X, y)
+    assert 1 - np.mean((pipe.predict(X) - f) ** 2) / f.var() > 0.9
+    rf = pipe[0]
+    assert rf.kernel == "rbf" and rf.get_params()["kernel"] == "rbf"
+    assert rf.kernel(X[:5], X[:5]).shape == (5, 5)
+    clone(rf)  # the callable kernel name survives clone
+
+
+def test_random_features_are_the_estimator_blocks():
+    """RandomFeatures block j is the same as block j of a fitted estimator with the same seed."""
+    X, y = _regression(512)
+    model = DSGRegressor(**FAST).fit(X, y)
+    rf = RandomFeatures(n_components=256, block_size=128, sigma=model.sigma_).fit(X)
+    rf.feature_map_.seed = model.seed_
+    import torch
+
+    Xt = torch.as_tensor(X[:10])
+    np.testing.assert_allclose(
+        rf.transform(X[:10]) * np.sqrt(2),
+        model.expansion_.feature_map.features(Xt, [0, 1]).reshape(10, -1).numpy(), rtol=1e-5)

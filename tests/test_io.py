@@ -1,0 +1,116 @@
+"""Save and load without pickle: exact predictions, small files, clear errors on bad files."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+
+from kernelstream import DSGClassifier, DSGRegressor, load
+from kernelstream.datasets import synthetic_regression
+from kernelstream.io import ModelFileError
+
+FAST = dict(batch_size=128, block_size=128, random_state=0)
+
+
+@pytest.fixture
+def regressor():
+    X, y, _ = synthetic_regression(1024, random_state=0)
+    return DSGRegressor(sigma_scale=0.1, **FAST).fit(X, y), X
+
+
+def test_round_trip_predicts_identically(tmp_path, regressor):
+    model, X = regressor
+    path = tmp_path / "model.kst"
+    model.save(path)
+    loaded = load(path)
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+    assert loaded.get_params() == {**model.get_params(), "random_state": 0}
+    assert loaded.n_components_ == model.n_components_ and loaded.sigma_ == model.sigma_
+
+
+@pytest.mark.parametrize("n_classes, loss", [(2, "hinge"), (3, "logistic"), (4, "squared_hinge")])
+def test_round_trip_classifiers(tmp_path, n_classes, loss):
+    X, y = make_classification(600, 6, n_informative=4, n_classes=n_classes, random_state=0)
+    labels = np.array(["a", "b", "c", "d"])[y]
+    model = DSGClassifier(loss=loss, class_weight="balanced", **FAST).fit(X, labels)
+    model.save(tmp_path / "m.kst")
+    loaded = load(tmp_path / "m.kst")
+    np.testing.assert_array_equal(loaded.decision_function(X), model.decision_function(X))
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+
+
+def test_averaged_model_round_trip_and_continue(tmp_path):
+    X, y, _ = synthetic_regression(2048, random_state=0)
+    model = DSGRegressor(average=4, sigma_scale=0.1, **FAST).fit(X, y)
+    model.save(tmp_path / "m.kst")
+    loaded = load(tmp_path / "m.kst")
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+    loaded.partial_fit(X[:512], y[:512])  # training resumes from the saved function
+    assert loaded.t_ == model.t_ + 4
+
+
+def test_file_size_is_4DC_plus_a_little(tmp_path):
+    X = np.random.default_rng(0).normal(size=(3000, 300)).astype(np.float32)
+    y = np.random.default_rng(1).integers(0, 3, 3000)
+    model = DSGClassifier(**FAST).fit(X, y)
+    model.save(tmp_path / "m.kst")
+    D, C = model.n_components_, 3
+    size = os.path.getsize(tmp_path / "m.kst")
+    assert 4 * D * C <= size <= 1.1 * 4 * D * C + 64 * 1024  # independent of n and d
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(ModelFileError, match="No model file"):
+        load(tmp_path / "nope.kst")
+
+
+def test_truncated_file(tmp_path, regressor):
+    model, _ = regressor
+    path = tmp_path / "m.kst"
+    model.save(path)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ModelFileError, match="truncated or corrupt"):
+        load(path)
+
+
+def test_edited_coefficients_are_detected(tmp_path, regressor):
+    model, _ = regressor
+    path = tmp_path / "m.kst"
+    model.save(path)
+    data = bytearray(path.read_bytes())
+    data[-5] ^= 0xFF  # flip bits inside the tensor data
+    path.write_bytes(bytes(data))
+    with pytest.raises(ModelFileError, match="modified after saving"):
+        load(path)
+
+
+def test_garbage_and_foreign_files(tmp_path):
+    path = tmp_path / "m.kst"
+    path.write_bytes(b"\x00" * 100)
+    with pytest.raises(ModelFileError):
+        load(path)
+    from safetensors.numpy import save_file
+
+    save_file({"x": np.zeros(3, dtype=np.float32)}, str(path), metadata={"kernelstream": json.dumps({"format": "other"})})
+    with pytest.raises(ModelFileError, match="not a kernelstream model"):
+        load(path)
+
+
+def test_unknown_class_is_refused(tmp_path, regressor):
+    """Loading only instantiates whitelisted classes; the header cannot name arbitrary code."""
+    model, _ = regressor
+    path = tmp_path / "m.kst"
+    model.save(path)
+    from safetensors import safe_open
+    from safetensors.torch import save_file
+
+    with safe_open(str(path), framework="pt") as f:
+        header = json.loads(f.metadata()["kernelstream"])
+        tensors = {k: f.get_tensor(k) for k in f.keys()}
+    header["class"] = "os.system"
+    save_file(tensors, str(path), metadata={"kernelstream": json.dumps(header)})
+    with pytest.raises(ModelFileError, match="Unknown model class"):
+        load(path)
