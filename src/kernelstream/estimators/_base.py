@@ -14,7 +14,8 @@ import numpy as np
 import torch
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import (_check_sample_weight, check_consistent_length,
+                                      check_is_fitted, validate_data)
 
 from .._device import resolve_device, resolve_dtype, to_tensor
 from .._validation import Integral, Interval, Real, StrOptions, check_sample_weight_values
@@ -207,6 +208,7 @@ class DSGBase(BaseEstimator):
         self._check_params()
         X = self._validate_X(X, reset=True)
         targets = self._encode_targets(y, first=True)
+        check_consistent_length(X, targets)
         sample_weight = self._validate_sample_weight(sample_weight, X)
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(0, 2**63 - 1, dtype=np.int64))
@@ -225,6 +227,7 @@ class DSGBase(BaseEstimator):
             self._check_params()
         X = self._validate_X(X, reset=first)
         targets = self._encode_targets(y, first=first, classes=classes)
+        check_consistent_length(X, targets)
         sample_weight = self._validate_sample_weight(sample_weight, X)
         if first:
             rng = check_random_state(self.random_state)
