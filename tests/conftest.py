@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
+# One torch thread per pytest-xdist worker: two workers with two OpenMP threads each on a
+# 2-core CI machine spin-wait on each other (measured: a 50 ms fit took 2 s).
+torch.set_num_threads(1)
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
