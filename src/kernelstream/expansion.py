@@ -26,6 +26,7 @@ __all__ = ["Expansion"]
 
 _RENORMALISE_BELOW = 1e-8
 _CHUNK_BYTES = 16 * 2**20  # feature matrix evaluated at a time
+_PARAM_BYTES = 4 * 2**20  # block parameters gathered at a time
 
 
 class Expansion:
@@ -160,7 +161,8 @@ class Expansion:
         if self.n_blocks == 0 or n == 0:
             return out
         row_chunk = max(1, min(n, _CHUNK_BYTES // (r * X.element_size())))
-        block_chunk = max(1, _CHUNK_BYTES // (row_chunk * r * X.element_size()))
+        block_chunk = max(1, min(_CHUNK_BYTES // (row_chunk * r * X.element_size()),
+                                 _PARAM_BYTES // (self.feature_map.block_param_numel() * X.element_size())))
         for i in range(0, n, row_chunk):
             rows = X[i : i + row_chunk]
             for j in range(0, self.n_blocks, block_chunk):

@@ -82,16 +82,17 @@ def _split_seed(seed: int) -> tuple[int, int]:
     return seed & _MASK32, (seed >> 32) & _MASK32
 
 
-def random_bits(n: int, seed: int, block: int, stream: int, device=None) -> torch.Tensor:
-    """``n`` 32-bit words (as int64) for ``(seed, block, stream)``; element ``i`` never changes.
+def random_bits(n: int, seed: int, block: int, stream: int, device=None, offset: int = 0) -> torch.Tensor:
+    """Words ``offset .. offset + n − 1`` (32-bit, as int64) of the sequence ``(seed, block, stream)``.
 
     Four words come out of each Philox call; the counter of call ``k`` is
-    ``(k, block mod 2^32, block >> 32, stream)``.
+    ``(k, block mod 2^32, block >> 32, stream)``. ``offset`` must be a multiple of 4.
     """
-    if block < 0 or n < 0:
-        raise ValueError(f"block and n must be non-negative; got block={block}, n={n}.")
+    if block < 0 or n < 0 or offset % 4:
+        raise ValueError(f"block and n must be non-negative and offset a multiple of 4; "
+                         f"got block={block}, n={n}, offset={offset}.")
     n_calls = -(-n // 4)
-    index = torch.arange(n_calls, dtype=torch.int64, device=device)
+    index = torch.arange(offset // 4, offset // 4 + n_calls, dtype=torch.int64, device=device)
     zero = torch.zeros((), dtype=torch.int64, device=device)
     words = philox4x32(
         (index, zero + (block & _MASK32), zero + ((block >> 32) & _MASK32), zero + stream),
@@ -100,21 +101,40 @@ def random_bits(n: int, seed: int, block: int, stream: int, device=None) -> torc
     return torch.stack(words, dim=1).reshape(-1)[:n]
 
 
+_PIECE = 2**16  # elements generated at a time: bounds the temporaries of large draws
+
+
+def _uniform_piece(n: int, seed: int, block: int, stream: int, device, offset: int) -> torch.Tensor:
+    bits = random_bits(n, seed, block, stream, device, offset)
+    return (bits.to(torch.float64) + 0.5) * 2.0**-32  # (u + ½) / 2^32 ∈ (0, 1)
+
+
 def uniform(shape, seed: int, block: int, stream: int, device=None) -> torch.Tensor:
     """Uniform float64 draws in the open interval (0, 1): ``(u + 0.5) / 2^32``."""
     n = math.prod(shape)
-    bits = random_bits(n, seed, block, stream, device)
-    return ((bits.to(torch.float64) + 0.5) * 2.0**-32).reshape(shape)
+    out = torch.empty(n, dtype=torch.float64, device=device)
+    for start in range(0, n, _PIECE):
+        stop = min(n, start + _PIECE)
+        out[start:stop] = _uniform_piece(stop - start, seed, block, stream, device, start)
+    return out.reshape(shape)
 
 
 def normal(shape, seed: int, block: int, stream: int, device=None) -> torch.Tensor:
-    """Standard normal float64 draws by Box–Muller: ``sqrt(-2 ln u1) · (cos 2πu2, sin 2πu2)``."""
+    """Standard normal float64 draws by Box–Muller: ``sqrt(-2 ln u1) · (cos 2πu2, sin 2πu2)``.
+
+    Normal ``2k`` and ``2k+1`` come from uniforms ``2k`` and ``2k+1``.
+    """
     n = math.prod(shape)
-    u = uniform((2 * (-(-n // 2)),), seed, block, stream, device).view(-1, 2)
-    radius = torch.sqrt(-2.0 * torch.log(u[:, 0]))
-    angle = (2.0 * math.pi) * u[:, 1]
-    z = torch.stack((radius * torch.cos(angle), radius * torch.sin(angle)), dim=1)
-    return z.reshape(-1)[:n].reshape(shape)
+    out = torch.empty(n + (n % 2), dtype=torch.float64, device=device)
+    for start in range(0, out.numel(), _PIECE):
+        stop = min(out.numel(), start + _PIECE)
+        u = _uniform_piece(stop - start, seed, block, stream, device, start).view(-1, 2)
+        radius = torch.sqrt(-2.0 * torch.log(u[:, 0]))
+        angle = (2.0 * math.pi) * u[:, 1]
+        pair = out[start:stop].view(-1, 2)
+        torch.mul(radius, torch.cos(angle), out=pair[:, 0])
+        torch.mul(radius, torch.sin(angle), out=pair[:, 1])
+    return out[:n].reshape(shape)
 
 
 def cauchy(shape, seed: int, block: int, stream: int, device=None) -> torch.Tensor:

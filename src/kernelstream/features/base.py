@@ -20,7 +20,7 @@ import torch
 
 __all__ = ["FeatureMap"]
 
-DEFAULT_CACHE_BYTES = 32 * 2**20
+DEFAULT_CACHE_BYTES = 8 * 2**20
 
 
 class FeatureMap(ABC):
@@ -36,7 +36,7 @@ class FeatureMap(ABC):
         Number of features ``r`` per block.
     seed : int
         64-bit seed; block ``j`` depends on ``(seed, j)`` only.
-    cache_bytes : int, default=32 MiB
+    cache_bytes : int, default=8 MiB
         Memory budget for drawn block parameters. Blocks are cached in index order until the
         budget is spent and regenerated beyond it; training scans blocks ``0..t-1`` cyclically,
         for which a fixed prefix beats LRU (which would miss on every access).
@@ -82,8 +82,8 @@ class FeatureMap(ABC):
         """Parameters of block ``block`` as one float64 tensor on ``device``."""
 
     @abstractmethod
-    def _features(self, X: torch.Tensor, params: torch.Tensor) -> torch.Tensor:
-        """Features of ``K`` blocks, ``(n, K, r)``, from parameters stacked as ``(K, ...)``."""
+    def _features(self, X: torch.Tensor, params: list[torch.Tensor]) -> torch.Tensor:
+        """Features of ``K`` blocks, ``(n, K, r)``, from the list of their parameters."""
 
     # -- shared plumbing ---------------------------------------------------------------
     def draw(self, block: int, device=None, dtype=torch.float32) -> torch.Tensor:
@@ -101,8 +101,11 @@ class FeatureMap(ABC):
 
     def features(self, X: torch.Tensor, blocks: Sequence[int]) -> torch.Tensor:
         """Features of the given blocks on ``X``: ``(n, len(blocks), r)``, block-major."""
-        params = torch.stack([self.draw(j, X.device, X.dtype) for j in blocks])
-        return self._features(X, params)
+        return self._features(X, [self.draw(j, X.device, X.dtype) for j in blocks])
+
+    def block_param_numel(self) -> int:
+        """Number of parameters of one block (sizes evaluation chunks); ``d·r`` by default."""
+        return self.n_features_in * self.block_size
 
     def transform(self, X: torch.Tensor, n_blocks: int) -> torch.Tensor:
         """The first ``n_blocks`` blocks concatenated: ``(n, n_blocks·r)``, scaled so that

@@ -23,27 +23,27 @@ from .base import FeatureMap
 __all__ = ["fourier_features", "GaussianRFF", "LaplaceRFF", "MaternRFF"]
 
 
-def fourier_features(X: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
-    """Fourier features of ``K`` stacked blocks.
+def fourier_features(X: torch.Tensor, W: list[torch.Tensor]) -> torch.Tensor:
+    """Fourier features of ``K`` blocks.
 
     Parameters
     ----------
     X : (n, d) tensor
-    W : (K, d, h) frequencies of paired blocks (``r = 2h`` features each), or
-        (K, d + 1, r) frequencies plus a last row of phases for odd ``r``.
+    W : list of K tensors: (d, h) frequencies of paired blocks (``r = 2h`` features each), or
+        (d + 1, r) frequencies plus a last row of phases for odd ``r``.
 
     Returns
     -------
     (n, K, r) tensor: ``sqrt(1/h) · [cos(X W_k), sin(X W_k)]`` for each block (paired), or
     ``sqrt(2/r) · cos(X W_k + b_k)`` (random phases).
     """
-    K, rows, h = W.shape
+    K, (rows, h) = len(W), W[0].shape
     n, d = X.shape
+    W_all = W[0] if K == 1 else torch.cat(W, dim=1)  # (d or d+1, K·h)
     phases = rows == d + 1
-    Wd = W[:, :d, :] if phases else W
-    Z = (X @ Wd.permute(1, 0, 2).reshape(d, K * h)).view(n, K, h)  # one GEMM, O(n·d·K·h)
+    Z = (X @ W_all[:d]).view(n, K, h)  # one GEMM, O(n·d·K·h)
     if phases:
-        return torch.cos(Z.add_(W[:, d, :])).mul_((2.0 / h) ** 0.5)  # sqrt(2/r) cos(Wᵀx + b)
+        return torch.cos(Z.add_(W_all[d].view(K, h))).mul_((2.0 / h) ** 0.5)  # sqrt(2/r) cos(Wᵀx + b)
     out = torch.empty((n, K, 2, h), dtype=X.dtype, device=X.device)
     torch.cos(Z, out=out[:, :, 0, :])
     torch.sin(Z, out=out[:, :, 1, :])
@@ -53,8 +53,12 @@ def fourier_features(X: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
 class _Fourier(FeatureMap):
     """Paired features for even block sizes; ``cos(Wᵀx + b)`` with random phases for odd ones."""
 
-    def _features(self, X: torch.Tensor, params: torch.Tensor) -> torch.Tensor:
+    def _features(self, X: torch.Tensor, params: list[torch.Tensor]) -> torch.Tensor:
         return fourier_features(X, params)
+
+    def block_param_numel(self) -> int:
+        d, h = self._shape()
+        return (d + (0 if self.paired else 1)) * h
 
     @property
     def paired(self) -> bool:
