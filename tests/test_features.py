@@ -124,7 +124,7 @@ def test_median_heuristic_is_seeded_and_scaled():
     assert m == median_distance(X, seed=1)
     assert 4.5 < m < 6.0  # median distance of U[-5,5]^2 is about 5.2
     assert resolve_sigma("median", X, "euclidean", 0.1, seed=1) == pytest.approx(0.1 * m)
-    assert resolve_sigma(2.0, X, "euclidean", 3.0) == 6.0
+    assert resolve_sigma(2.0, X, "euclidean", 3.0) == 2.0  # the multiplier is for "median" only
     assert median_distance(np.ones((10, 3))) == 1.0  # all distances zero
     with pytest.raises(ValueError, match="median"):
         resolve_sigma("mean", X, "euclidean")

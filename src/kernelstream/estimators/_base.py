@@ -58,7 +58,7 @@ class DSGBase(BaseEstimator):
         "dtype": [StrOptions({"float32", "float64"})],
     }
 
-    def __init__(self, *, loss, kernel="rbf", sigma="median", sigma_scale=1.0, kernel_params=None,
+    def __init__(self, *, loss, kernel="rbf", sigma="median", sigma_scale=0.5, kernel_params=None,
                  alpha=1e-6, batch_size=2048, block_size=1024, max_iter="auto",
                  learning_rate="inverse", eta0=2.0, t0=1.0, power_t=0.5, precondition=True,
                  precond_eps=3.0, average=False, max_features=None, fit_intercept=True,

@@ -66,7 +66,7 @@ class DSGClassifier(ClassifierMixin, DSGBase):
     }
 
     def __init__(self, *, loss="logistic", class_weight=None, kernel="rbf", sigma="median",
-                 sigma_scale=1.0, kernel_params=None, alpha=1e-6, batch_size=2048,
+                 sigma_scale=0.5, kernel_params=None, alpha=1e-6, batch_size=2048,
                  block_size=1024, max_iter="auto", learning_rate="inverse", eta0=2.0, t0=1.0,
                  power_t=0.5, precondition=True, precond_eps=3.0, average=False,
                  max_features=None, fit_intercept=True, shuffle=True, random_state=None,

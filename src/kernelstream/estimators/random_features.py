@@ -34,7 +34,7 @@ class RandomFeatures(TransformerMixin, BaseEstimator):
     sigma : float or "median", default="median"
         Bandwidth; ``gamma = 1/(2σ²)`` in scikit-learn's RBF notation.
     sigma_scale : float, default=1.0
-        Multiplier of ``sigma``.
+        Multiplier of the median heuristic (ignored when ``sigma`` is a number).
     kernel_params : dict, default=None
     block_size : int, default=None
         Features per block; ``None`` uses ``gcd(n_components, 1024)``.

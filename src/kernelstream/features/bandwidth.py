@@ -28,12 +28,12 @@ def median_distance(X, metric: str = "euclidean", n_subsample: int = 1000, seed:
 
 
 def resolve_sigma(sigma, X, metric: str, scale: float = 1.0, seed: int = 0) -> float:
-    """A positive float bandwidth from ``sigma`` (a number or ``"median"``) times ``scale``."""
+    """The bandwidth: ``sigma`` itself when a number, else ``scale ×`` the median distance."""
     if isinstance(sigma, str):
         if sigma != "median":
             raise ValueError(f"sigma must be a positive number or 'median'; got {sigma!r}.")
-        sigma = median_distance(X, metric=metric, seed=seed)
-    return float(sigma) * float(scale)
+        return float(scale) * median_distance(X, metric=metric, seed=seed)
+    return float(sigma)
 
 
 def sigma_to_gamma(sigma: float) -> float:

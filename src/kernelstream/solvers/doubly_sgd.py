@@ -5,7 +5,8 @@ Step ``t`` takes a mini-batch ``(X_t, y_t)`` of size ``b`` and a fresh block ``t
     u_i = f_t(x_i)                                   (regenerates blocks 1..t−1; O(b·t·r·d))
     G   = w ⊙ ∂ℓ(u, y)/∂u                            (b, C)
     a_t = −γ_t Ψ_tᵀ G / b                            plain (Alg. 1, line 5)
-    a_t = −γ_t (Ψ_tᵀΨ_t/b + εI)⁻¹ Ψ_tᵀ G / b         block-preconditioned (the authors' code)
+    a_t = −(γ_t/L) (Ψ_tᵀΨ_t/b + εI)⁻¹ Ψ_tᵀ G / b     block-preconditioned (the authors' code),
+                                                     L a curvature bound of the loss
     a_j ← (1 − γ_t ν) a_j  for j < t                 (lazy, through the expansion's scale)
 
 The intercept is not regularised: ``b ← b − γ_t · mean(G)``.
@@ -71,6 +72,8 @@ def dsg_step(expansion: Expansion, loss: Loss, X: torch.Tensor, y: torch.Tensor,
         )
     G = loss.derivative(u, y) * weight[:, None]  # (b, C)
     gamma = config.schedule(expansion.step + 1)
+    if config.precondition:
+        gamma *= loss.step_scale  # Gauss–Newton scaling: 1 / (curvature bound of the loss)
     block = expansion.next_block()
     Psi = expansion.block_features(X, block)  # (b, r)
     delta = -gamma * block_direction(Psi, G, config)  # a_t

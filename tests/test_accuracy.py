@@ -1,0 +1,52 @@
+"""Accuracy on the issue's checks: the synthetic task against a peer, a9a and MNIST 8 vs 6.
+
+These are the slowest tests (seconds each); they use the library's defaults, as the checks do.
+"""
+
+import numpy as np
+import pytest
+
+from kernelstream import DSGClassifier, DSGRegressor
+from kernelstream.datasets import synthetic_regression
+from kernelstream.features import median_distance, sigma_to_gamma
+from conftest import shared_dataset
+
+pytestmark = pytest.mark.slow
+
+
+def test_synthetic_one_pass_within_2x_of_rbf_sampler_ridge():
+    X, y, _ = synthetic_regression(2**16, random_state=0)
+    X_test, _, f_test = synthetic_regression(10_000, random_state=1)
+    sigma = 0.1 * median_distance(X)  # the paper's bandwidth for this set
+    model = DSGRegressor(sigma=sigma, random_state=0).fit(X, y)
+    ours = np.mean((model.predict(X_test) - f_test) ** 2)
+    assert model.t_ == 32  # one pass of 2^16 / 2048
+
+    from sklearn.kernel_approximation import RBFSampler
+    from sklearn.linear_model import Ridge
+
+    sampler = RBFSampler(gamma=sigma_to_gamma(sigma), n_components=4096, random_state=0)
+    ridge = Ridge(alpha=1e-6 * len(X)).fit(sampler.fit_transform(X), y)
+    peer = np.mean((ridge.predict(sampler.transform(X_test)) - f_test) ** 2)
+    assert ours <= 2 * peer, (ours, peer)
+
+
+def test_a9a_default_classifier():
+    data = shared_dataset("a9a")
+    clf = DSGClassifier(random_state=0).fit(data["X_train"], data["y_train"])
+    error = 1 - clf.score(data["X_test"], data["y_test"])
+    assert error <= 0.155, error
+
+
+def test_mnist_8_vs_6_default_classifier():
+    from sklearn.decomposition import PCA
+
+    data = shared_dataset("mnist")
+    train = np.isin(data["y_train"], (6, 8))
+    test = np.isin(data["y_test"], (6, 8))
+    pca = PCA(50, random_state=0).fit(data["X_train"][train] / 255.0)
+    X_train = pca.transform(data["X_train"][train] / 255.0)
+    X_test = pca.transform(data["X_test"][test] / 255.0)
+    clf = DSGClassifier(random_state=0).fit(X_train, data["y_train"][train])
+    error = 1 - clf.score(X_test, data["y_test"][test])
+    assert error <= 0.01, error
