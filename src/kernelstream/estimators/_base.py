@@ -24,10 +24,20 @@ from ..features import KERNELS, make_feature_map, resolve_sigma
 from ..schedules import make_schedule
 from ..solvers import DSGConfig, dsg_step
 
-__all__ = ["DSGBase", "MIN_STEPS"]
+__all__ = ["DSGBase", "MIN_STEPS", "assign_parameters"]
 
 #: with max_iter="auto", enough passes to take at least this many steps
 MIN_STEPS = 32
+
+
+def assign_parameters(estimator, arguments: dict) -> None:
+    """``__init__`` body of every estimator: store each argument unchanged (sklearn's contract).
+
+    Call as ``assign_parameters(self, locals())`` first thing in ``__init__``.
+    """
+    for name, value in arguments.items():
+        if name not in ("self", "__class__"):
+            setattr(estimator, name, value)
 
 
 class DSGBase(BaseEstimator):
@@ -57,35 +67,6 @@ class DSGBase(BaseEstimator):
         "device": [str],
         "dtype": [StrOptions({"float32", "float64"})],
     }
-
-    def __init__(self, *, loss, kernel="rbf", sigma="median", sigma_scale=0.5, kernel_params=None,
-                 alpha=1e-6, batch_size=2048, block_size=1024, max_iter="auto",
-                 learning_rate="inverse", eta0=2.0, t0=1.0, power_t=0.5, precondition=True,
-                 precond_eps=3.0, average=False, max_features=None, fit_intercept=True,
-                 shuffle=True, random_state=None, verbose=0, device="auto", dtype="float32"):
-        self.loss = loss
-        self.kernel = kernel
-        self.sigma = sigma
-        self.sigma_scale = sigma_scale
-        self.kernel_params = kernel_params
-        self.alpha = alpha
-        self.batch_size = batch_size
-        self.block_size = block_size
-        self.max_iter = max_iter
-        self.learning_rate = learning_rate
-        self.eta0 = eta0
-        self.t0 = t0
-        self.power_t = power_t
-        self.precondition = precondition
-        self.precond_eps = precond_eps
-        self.average = average
-        self.max_features = max_features
-        self.fit_intercept = fit_intercept
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.verbose = verbose
-        self.device = device
-        self.dtype = dtype
 
     # -- hooks the subclasses fill in ----------------------------------------------------
     def _encode_targets(self, y, *, first: bool, classes=None) -> np.ndarray:

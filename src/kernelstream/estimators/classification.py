@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .._validation import StrOptions, check_labels_for_loss
 from ..losses import get_loss
-from ._base import DSGBase
+from ._base import DSGBase, assign_parameters
 
 __all__ = ["DSGClassifier"]
 
@@ -71,16 +71,7 @@ class DSGClassifier(ClassifierMixin, DSGBase):
                  power_t=0.5, precondition=True, precond_eps=3.0, average=False,
                  max_features=None, fit_intercept=True, shuffle=True, random_state=None,
                  verbose=0, device="auto", dtype="float32"):
-        super().__init__(
-            loss=loss, kernel=kernel, sigma=sigma, sigma_scale=sigma_scale,
-            kernel_params=kernel_params, alpha=alpha, batch_size=batch_size,
-            block_size=block_size, max_iter=max_iter, learning_rate=learning_rate, eta0=eta0,
-            t0=t0, power_t=power_t, precondition=precondition, precond_eps=precond_eps,
-            average=average, max_features=max_features, fit_intercept=fit_intercept,
-            shuffle=shuffle, random_state=random_state, verbose=verbose, device=device,
-            dtype=dtype,
-        )
-        self.class_weight = class_weight
+        assign_parameters(self, locals())
 
     def fit(self, X, y, sample_weight=None):
         """Fit on ``(X, y)`` for ``max_iter`` passes."""

@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._device import resolve_device, to_numpy, to_tensor
 from .._validation import Integral, Interval, Real, StrOptions
 from ..features import KERNELS, make_feature_map, resolve_sigma
+from ._base import assign_parameters
 from ._kernel_param import KernelParameter
 
 __all__ = ["RandomFeatures"]
@@ -72,14 +73,7 @@ class RandomFeatures(TransformerMixin, BaseEstimator):
 
     def __init__(self, *, kernel="rbf", n_components=256, sigma="median", sigma_scale=1.0,
                  kernel_params=None, block_size=None, random_state=None, device="cpu"):
-        self.kernel = kernel
-        self.n_components = n_components
-        self.sigma = sigma
-        self.sigma_scale = sigma_scale
-        self.kernel_params = kernel_params
-        self.block_size = block_size
-        self.random_state = random_state
-        self.device = device
+        assign_parameters(self, locals())
 
     def fit(self, X, y=None):
         """Resolve the bandwidth from ``X`` and fix the seed; no weights are stored."""

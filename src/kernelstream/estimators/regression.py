@@ -8,7 +8,7 @@ from sklearn.utils.validation import check_array
 
 from .._validation import Interval, Real, StrOptions
 from ..losses import get_loss
-from ._base import DSGBase
+from ._base import DSGBase, assign_parameters
 
 __all__ = ["DSGRegressor"]
 
@@ -114,17 +114,7 @@ class DSGRegressor(RegressorMixin, DSGBase):
                  power_t=0.5, precondition=True, precond_eps=3.0, average=False,
                  max_features=None, fit_intercept=True, shuffle=True, random_state=None,
                  verbose=0, device="auto", dtype="float32"):
-        super().__init__(
-            loss=loss, kernel=kernel, sigma=sigma, sigma_scale=sigma_scale,
-            kernel_params=kernel_params, alpha=alpha, batch_size=batch_size,
-            block_size=block_size, max_iter=max_iter, learning_rate=learning_rate, eta0=eta0,
-            t0=t0, power_t=power_t, precondition=precondition, precond_eps=precond_eps,
-            average=average, max_features=max_features, fit_intercept=fit_intercept,
-            shuffle=shuffle, random_state=random_state, verbose=verbose, device=device,
-            dtype=dtype,
-        )
-        self.epsilon = epsilon
-        self.quantile = quantile
+        assign_parameters(self, locals())
 
     def fit(self, X, y, sample_weight=None):
         """Fit on ``(X, y)`` for ``max_iter`` passes; ``y`` is ``(n,)`` or ``(n, n_outputs)``."""
