@@ -8,6 +8,11 @@
 which is unbiased, has ``‖ψ(x)‖² = 1`` exactly, and lower variance than ``cos(Wᵀx + b)``
 (Sutherland & Schneider, UAI 2015). Odd block sizes use ``sqrt(2/r) cos(Wᵀx + b)``,
 ``b ~ U[0, 2π)``.
+
+Every family takes ``sampling`` (``kernel_params={"sampling": ...}``): ``"iid"`` (default),
+``"orthogonal"`` (ORF; Gaussian and Matérn only), ``"sobol"`` or ``"halton"`` (scrambled
+quasi-Monte Carlo). They keep each frequency's law and lower the variance; see
+:mod:`kernelstream.features.structured`, which also holds the Fastfood map.
 """
 
 from __future__ import annotations
@@ -16,9 +21,11 @@ import math
 
 import numpy as np
 import torch
+from scipy.special import gammaincinv, ndtri
 
 from .. import rng
 from .base import FeatureMap
+from .structured import SAMPLINGS, paired_cos_sin, qmc_uniform, standard_normal
 
 __all__ = ["fourier_features", "GaussianRFF", "LaplaceRFF", "MaternRFF"]
 
@@ -44,14 +51,28 @@ def fourier_features(X: torch.Tensor, W: list[torch.Tensor]) -> torch.Tensor:
     Z = (X @ W_all[:d]).view(n, K, h)  # one GEMM, O(n·d·K·h)
     if phases:
         return torch.cos(Z.add_(W_all[d].view(K, h))).mul_((2.0 / h) ** 0.5)  # sqrt(2/r) cos(Wᵀx + b)
-    out = torch.empty((n, K, 2, h), dtype=X.dtype, device=X.device)
-    torch.cos(Z, out=out[:, :, 0, :])
-    torch.sin(Z, out=out[:, :, 1, :])
-    return out.view(n, K, 2 * h).mul_(h**-0.5)  # sqrt(2/r) = sqrt(1/h)
+    return paired_cos_sin(Z)  # sqrt(2/r) [cos, sin] = sqrt(1/h) [cos, sin]
 
 
 class _Fourier(FeatureMap):
     """Paired features for even block sizes; ``cos(Wᵀx + b)`` with random phases for odd ones."""
+
+    #: frequency samplers this family supports
+    samplings: tuple[str, ...] = SAMPLINGS
+
+    def __init__(self, n_features_in, sigma=1.0, block_size=256, seed=0, *, sampling="iid", **kw):
+        if sampling not in self.samplings:
+            raise ValueError(f"sampling must be one of {self.samplings} for kernel "
+                             f"{self.name!r}; got {sampling!r}.")
+        super().__init__(n_features_in, sigma, block_size, seed, **kw)
+        self.sampling = sampling
+
+    def extra_params(self):
+        return {} if self.sampling == "iid" else {"sampling": self.sampling}
+
+    def _normal(self, block: int, device) -> torch.Tensor:
+        """Standard normal frequencies ``(d, h)`` drawn by ``self.sampling``."""
+        return standard_normal(self.sampling, *self._shape(), self.seed, block, device)
 
     def _features(self, X: torch.Tensor, params: list[torch.Tensor]) -> torch.Tensor:
         return fourier_features(X, params)
@@ -86,8 +107,7 @@ class GaussianRFF(_Fourier):
         return torch.exp(-self._distances(X, Y, 2.0).square() / (2 * self.sigma**2))
 
     def _draw(self, block, device):
-        W = rng.normal(self._shape(), self.seed, block, rng.Stream.WEIGHTS, device) / self.sigma
-        return self._with_phases(W, block)
+        return self._with_phases(self._normal(block, device) / self.sigma, block)  # ω ~ N(0, σ⁻² I)
 
 
 class LaplaceRFF(_Fourier):
@@ -95,13 +115,19 @@ class LaplaceRFF(_Fourier):
 
     name = "laplace"
     distance = "cityblock"
+    samplings = ("iid", "sobol", "halton")  # not radial: no orthogonal draws
 
     def kernel(self, X, Y):
         return torch.exp(-self._distances(X, Y, 1.0) / self.sigma)
 
     def _draw(self, block, device):
-        W = rng.cauchy(self._shape(), self.seed, block, rng.Stream.WEIGHTS, device) / self.sigma
-        return self._with_phases(W, block)
+        if self.sampling == "iid":
+            W = rng.cauchy(self._shape(), self.seed, block, rng.Stream.WEIGHTS, device)
+        else:
+            d, h = self._shape()
+            u = qmc_uniform(h, d, self.seed, block, self.sampling).T
+            W = torch.as_tensor(np.tan(np.pi * (u - 0.5)), device=device)  # Cauchy quantile
+        return self._with_phases(W / self.sigma, block)
 
 
 class MaternRFF(_Fourier):
@@ -122,7 +148,7 @@ class MaternRFF(_Fourier):
         self.nu = float(nu)
 
     def extra_params(self):
-        return {"nu": self.nu}
+        return {"nu": self.nu, **super().extra_params()}
 
     def kernel(self, X, Y):
         s = math.sqrt(2 * self.nu) * self._distances(X, Y, 2.0) / self.sigma  # √(2ν) ρ/σ
@@ -142,6 +168,11 @@ class MaternRFF(_Fourier):
 
     def _draw(self, block, device):
         d, h = self._shape()
-        g = rng.normal((d, h), self.seed, block, rng.Stream.WEIGHTS, device)
-        u = rng.chi_square((h,), int(2 * self.nu), self.seed, block, rng.Stream.CHI2, device)
+        if self.sampling in ("iid", "orthogonal"):
+            g = self._normal(block, device)
+            u = rng.chi_square((h,), int(2 * self.nu), self.seed, block, rng.Stream.CHI2, device)
+        else:  # one (d+1)-dimensional QMC point per frequency: d normals and the χ² radius
+            points = qmc_uniform(h, d + 1, self.seed, block, self.sampling)
+            g = torch.as_tensor(ndtri(points[:, :d]).T.copy(), device=device)
+            u = torch.as_tensor(2 * gammaincinv(self.nu, points[:, d]), device=device)  # χ²(2ν)
         return self._with_phases(g * torch.sqrt(2 * self.nu / u) / self.sigma, block)

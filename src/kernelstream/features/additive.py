@@ -1,0 +1,273 @@
+"""Additive homogeneous kernels on histograms (Vedaldi–Zisserman maps), and the exponentiated χ².
+
+An additive kernel ``k(x, y) = Σ_i k(x_i, y_i)`` whose terms are 1-homogeneous
+(``k(cx, cy) = c k(x, y)``) is ``k(x, y) = sqrt(xy) 𝒦(λ)``, ``λ = log y − log x``,
+``𝒦(λ) = ∫ e^{−iωλ} κ(ω) dω``. Sampling the spectrum ``κ`` at ``ω = jL``, ``|j| ≤ n``, gives
+``2n + 1`` deterministic features per coordinate (Vedaldi & Zisserman, TPAMI 2012, Eq. 11):
+
+    ψ(x) = [sqrt(x L κ(0)), sqrt(2 x L κ(jL)) cos(jL log x), sqrt(2 x L κ(jL)) sin(jL log x)]_{j=1..n}
+
+so that ``ψ(x)ᵀψ(y) = sqrt(xy) Σ_{|j|≤n} L κ(jL) cos(jLλ) ≈ k(x, y)``.
+
+============  ==========================================  ================================
+kernel        k(x, y) per coordinate                      κ(ω)
+============  ==========================================  ================================
+chi2          2xy / (x + y)                               sech(πω)
+intersection  min(x, y)                                   (2/π) / (1 + 4ω²)
+hellinger     sqrt(xy)                                    δ(ω): ψ(x) = sqrt(x), exact
+js            x/2 log₂((x+y)/x) + y/2 log₂((x+y)/y)       (2/ln 4) sech(πω) / (1 + 4ω²)
+============  ==========================================  ================================
+
+``order`` is ``n``; the default ``interval`` is ``L = L₁ n^{−a}`` per kernel, fitted here to
+minimise the largest error relative to ``(x + y)/2`` over ``y/x ∈ [e^{−8}, e^8]`` (χ²: 5.3%, 2.1%,
+0.95%, 0.46% for n = 1..4; JS: 3.1%, 1.1%, 0.47%, 0.22%; intersection, whose κ decays slowly:
+14%, 9.9%, 7.7%, 6.3%). Note that scikit-learn's ``chi2_kernel`` is our ``exp_chi2``; its
+``additive_chi2_kernel`` is ``−Σ (x − y)²/(x + y)``, not our ``chi2``.
+
+**Blocks.** The embedding has ``m = d(2n+1)`` coordinates. With ``P = ⌈m/r⌉``, block ``j`` holds
+chunk ``j mod P`` of a random permutation (number ``⌊j/P⌋``) of ``P·r`` slots, the slots past ``m``
+being zero, times ``√P``: each block is unbiased for the VZ kernel, and any ``P`` consecutive
+blocks starting at a multiple of ``P`` give it exactly. When ``m ≤ r`` every block is the whole
+embedding, zero-padded. Inputs must be non-negative.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+import numpy as np
+import torch
+
+from .. import rng
+from .base import FeatureMap
+from .shift_invariant import _Fourier, fourier_features
+
+__all__ = ["AdditiveChi2", "ExpChi2", "Hellinger", "Intersection", "JensenShannon",
+           "check_non_negative"]
+
+_PERMUTATION = 15  # Philox stream id of the slot permutations
+
+_ROW_CHUNK_ELEMENTS = 2**22  # bounds the (rows, m, d) temporaries of the exact kernels
+
+
+def check_non_negative(X: torch.Tensor, kernel: str) -> None:
+    """Raise a ValueError when ``X`` has a negative entry (the kernels are for histograms)."""
+    negative = X < 0
+    if bool(negative.any()):
+        raise ValueError(
+            f"kernel {kernel!r} is defined on non-negative inputs (histograms), but X has "
+            f"{int(negative.sum())} negative entries (min {float(X.min()):.4g}). Shift or "
+            "rescale the features to be non-negative, or use a kernel such as 'rbf'."
+        )
+
+
+def _pairwise_sum(term, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
+    """``Σ_i term(x_i, y_i)`` for all pairs of rows, ``(n, m)``, in row chunks."""
+    rows = max(1, _ROW_CHUNK_ELEMENTS // max(1, Y.shape[0] * X.shape[1]))
+    return torch.cat([term(X[i : i + rows, None, :], Y[None, :, :]).sum(dim=-1)
+                      for i in range(0, X.shape[0], rows)])
+
+
+class _AdditiveVZ(FeatureMap):
+    """Vedaldi–Zisserman features of an additive 1-homogeneous kernel, in blocks of ``r``.
+
+    Parameters
+    ----------
+    order : int, default=2
+        ``n``: ``2n + 1`` features per input coordinate.
+    interval : float, default=None
+        Sample interval ``L`` of the spectrum; ``None`` uses the kernel's fitted default.
+    """
+
+    #: (L₁, a): default interval L = L₁ · order^(−a)
+    default_interval: ClassVar[tuple[float, float]] = (0.6, 0.25)
+
+    def __init__(self, n_features_in, sigma=1.0, block_size=256, seed=0, *, order=2,
+                 interval=None, **kw):
+        if int(order) != order or order < 1:
+            raise ValueError(f"order must be a positive integer; got {order!r}.")
+        if interval is not None and not interval > 0:
+            raise ValueError(f"interval must be positive; got {interval!r}.")
+        super().__init__(n_features_in, sigma, block_size, seed, **kw)
+        self.order = int(order)
+        L1, a = self.default_interval
+        self.interval = float(L1 * self.order**-a if interval is None else interval)
+
+    def extra_params(self):
+        return {"order": self.order, "interval": self.interval}
+
+    @staticmethod
+    def spectrum(omega: np.ndarray) -> np.ndarray:
+        """``κ(ω)``, the inverse Fourier transform of ``𝒦``."""
+        raise NotImplementedError
+
+    @staticmethod
+    def term(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """The exact kernel of one coordinate, elementwise."""
+        raise NotImplementedError
+
+    @property
+    def embedding_dim(self) -> int:
+        return self.n_features_in * (2 * self.order + 1)  # m = d(2n + 1)
+
+    def kernel(self, X, Y):
+        check_non_negative(X, self.name)
+        check_non_negative(Y, self.name)
+        return _pairwise_sum(self.term, X, Y)
+
+    def embed(self, X: torch.Tensor) -> torch.Tensor:
+        """All ``m`` VZ features of ``X``, ``(n, m)``, coordinate-major."""
+        check_non_negative(X, self.name)
+        L, n = self.interval, self.order
+        kappa = self.spectrum(L * np.arange(n + 1))
+        w0 = math.sqrt(L * kappa[0])
+        w = torch.as_tensor(np.sqrt(2 * L * kappa[1:]), dtype=X.dtype, device=X.device)
+        root = X.sqrt()[..., None]  # sqrt(x), (n, d, 1)
+        log_x = torch.log(torch.where(X > 0, X, 1.0))[..., None]  # log x (0 where x = 0)
+        angle = log_x * (L * torch.arange(1, n + 1, dtype=X.dtype, device=X.device))  # jL log x
+        parts = [root * w0, root * w * torch.cos(angle), root * w * torch.sin(angle)]
+        return torch.cat(parts, dim=-1).reshape(X.shape[0], -1)
+
+    def _chunks(self) -> int:
+        return -(-self.embedding_dim // self.block_size)  # P = ⌈m/r⌉
+
+    def block_param_numel(self):
+        return self.block_size
+
+    def _draw(self, block, device):
+        m, r, P = self.embedding_dim, self.block_size, self._chunks()
+        if P == 1:
+            slots = torch.arange(r, dtype=torch.int64)
+        else:
+            keys = rng.random_bits(P * r, self.seed, block // P, _PERMUTATION)
+            slots = torch.argsort(keys, stable=True)[(block % P) * r : (block % P + 1) * r]
+        return slots.clamp_(max=m).double().to(device)  # slot m is the zero feature
+
+    def _features(self, X, params):
+        Phi = self.embed(X)
+        Phi = torch.cat([Phi, torch.zeros_like(Phi[:, :1])], dim=1)  # (n, m + 1)
+        slots = torch.cat(params).long()
+        return (Phi[:, slots] * math.sqrt(self._chunks())).view(X.shape[0], len(params), -1)
+
+
+class AdditiveChi2(_AdditiveVZ):
+    """Additive χ² kernel ``Σ_i 2 x_i y_i / (x_i + y_i)``; ``κ(ω) = sech(πω)``."""
+
+    name = "chi2"
+    default_interval = (0.6, 0.25)
+
+    @staticmethod
+    def spectrum(omega):
+        return 1 / np.cosh(np.pi * omega)
+
+    @staticmethod
+    def term(x, y):
+        s = x + y
+        return torch.where(s > 0, 2 * x * y / torch.where(s > 0, s, 1), 0)
+
+
+class Intersection(_AdditiveVZ):
+    """Histogram intersection kernel ``Σ_i min(x_i, y_i)``; ``κ(ω) = (2/π)/(1 + 4ω²)``."""
+
+    name = "intersection"
+    default_interval = (0.94, 0.165)
+
+    @staticmethod
+    def spectrum(omega):
+        return 2 / np.pi / (1 + 4 * omega**2)
+
+    @staticmethod
+    def term(x, y):
+        return torch.minimum(x, y)
+
+
+class JensenShannon(_AdditiveVZ):
+    """Jensen–Shannon kernel ``Σ_i x_i/2 log₂((x_i+y_i)/x_i) + y_i/2 log₂((x_i+y_i)/y_i)``;
+    ``κ(ω) = (2/ln 4) sech(πω)/(1 + 4ω²)``."""
+
+    name = "js"
+    default_interval = (0.44, 0.27)
+
+    @staticmethod
+    def spectrum(omega):
+        return 2 / math.log(4) / np.cosh(np.pi * omega) / (1 + 4 * omega**2)
+
+    @staticmethod
+    def term(x, y):
+        s = x + y
+
+        def half_xlog2(a):  # a/2 log₂(s/a), 0 when a = 0
+            return torch.where(a > 0, a / 2 * torch.log2(s / torch.where(a > 0, a, 1)), 0)
+
+        return half_xlog2(x) + half_xlog2(y)
+
+
+class Hellinger(_AdditiveVZ):
+    """Hellinger (Bhattacharyya) kernel ``Σ_i sqrt(x_i y_i)``: the exact map ``ψ(x) = sqrt(x)``
+    (``κ = δ``; ``order`` and ``interval`` are kept for a uniform signature and ignored)."""
+
+    name = "hellinger"
+
+    @property
+    def embedding_dim(self):
+        return self.n_features_in
+
+    def embed(self, X):
+        check_non_negative(X, self.name)
+        return X.sqrt()
+
+    @staticmethod
+    def term(x, y):
+        return torch.sqrt(x * y)
+
+
+class ExpChi2(_Fourier):
+    """Exponentiated χ² kernel ``exp(−γ Σ_i (x_i − y_i)² / (x_i + y_i))``, ``γ = 1/(2σ²)`` unless
+    given (scikit-learn's ``chi2_kernel``).
+
+    ``Σ (x − y)²/(x + y) = Σx + Σy − 2 k_χ²(x, y) = ‖Φ(x) − Φ(y)‖²`` for the χ² embedding ``Φ``,
+    so ``k`` is the Gaussian kernel on ``Φ``. Features: Fourier features of
+    ``exp(−γ‖u − v‖²)``, ``ω ~ N(0, 2γ I_m)``, on the VZ χ² embedding ``u = Φ_VZ(x)`` (``m = d(2n+1)``)
+    (Vedaldi & Zisserman 2012, Section 6). They are unbiased for ``exp(−γ‖Φ_VZ(x) − Φ_VZ(y)‖²)``,
+    whose distance is exactly 0 at ``x = y`` and within the VZ error of the χ² distance elsewhere
+    (``order`` and ``interval`` as for ``chi2``; the default order 3 kept that bias under 1% of
+    ``k`` on 8-bin histograms, where order 2 gave 2%); ``sampling`` as for the Fourier families.
+    """
+
+    name = "exp_chi2"
+
+    def __init__(self, n_features_in, sigma=1.0, block_size=256, seed=0, *, gamma=None,
+                 order=3, interval=None, **kw):
+        if gamma is not None and not gamma > 0:
+            raise ValueError(f"gamma must be positive or None; got {gamma!r}.")
+        super().__init__(n_features_in, sigma, block_size, seed, **kw)
+        self.embedding = AdditiveChi2(n_features_in, order=order, interval=interval)
+        self.gamma = None if gamma is None else float(gamma)
+
+    def extra_params(self):
+        chi2 = self.embedding.extra_params()
+        return {"gamma": self.gamma, **chi2, **super().extra_params()}
+
+    def _gamma(self) -> float:
+        return 1 / (2 * self.sigma**2) if self.gamma is None else self.gamma
+
+    def _shape(self):
+        return self.embedding.embedding_dim, super()._shape()[1]
+
+    def kernel(self, X, Y):
+        check_non_negative(X, self.name)
+        check_non_negative(Y, self.name)
+
+        def term(x, y):  # (x − y)² / (x + y), 0 when x = y = 0
+            s = x + y
+            return torch.where(s > 0, (x - y).square() / torch.where(s > 0, s, 1), 0)
+
+        return torch.exp(-self._gamma() * _pairwise_sum(term, X, Y))
+
+    def _draw(self, block, device):
+        W = self._normal(block, device) * math.sqrt(2 * self._gamma())  # ω ~ N(0, 2γ I)
+        return self._with_phases(W, block)
+
+    def _features(self, X, params):
+        return fourier_features(self.embedding.embed(X), params)
