@@ -207,10 +207,48 @@ class Softmax(Loss):
         return g
 
 
+class OneClass(Loss):
+    """Novelty detection ``max(0, −u)`` with ``u = f(x) − τ`` (one-class SVM, Dai et al. §4).
+
+    The offset ``τ`` is the negated intercept; its ``−ντ`` term enters as the constant
+    ``intercept_offset = ν`` of :class:`~kernelstream.solvers.DSGConfig`.
+
+    >>> OneClass().derivative(torch.tensor([-0.5, 0.5]), torch.tensor([0.0, 0.0]))
+    tensor([-1., -0.])
+    """
+
+    name = "one_class"
+    kind = "one_class"
+
+    def value(self, u, y):
+        return (-u).clamp_min(0)
+
+    def derivative(self, u, y):
+        return -(u < 0).to(u.dtype)
+
+
+class KLDensityRatio(Loss):
+    """KL density-ratio loss: ``−u`` on numerator samples (``y = 1``), ``exp(u)`` on
+    denominator samples (``y = 0``). ``min E_q[e^f] − E_p[f]`` is attained at ``f = log p/q``.
+
+    >>> KLDensityRatio().derivative(torch.tensor([0.0, 0.0]), torch.tensor([1.0, 0.0]))
+    tensor([-1.,  1.])
+    """
+
+    name = "kl_ratio"
+    kind = "density_ratio"
+
+    def value(self, u, y):
+        return torch.where(y > 0, -u, torch.exp(u.clamp_max(50.0)))
+
+    def derivative(self, u, y):
+        return torch.where(y > 0, -torch.ones_like(u), torch.exp(u.clamp_max(50.0)))
+
+
 LOSSES: dict[str, type[Loss]] = {
     cls.name: cls
     for cls in (Squared, Huber, EpsilonInsensitive, Absolute, Quantile, Hinge, SquaredHinge,
-                Logistic, Softmax)
+                Logistic, Softmax, OneClass, KLDensityRatio)
 }
 LOSSES["log_loss"] = Logistic
 

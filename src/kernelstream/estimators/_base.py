@@ -120,9 +120,12 @@ class DSGBase(BaseEstimator):
         return Expansion(feature_map, self._n_outputs(), dtype=self._torch_dtype(), device=device,
                          max_blocks=max_blocks, average_start=average_start)
 
+    def _schedule(self):
+        return make_schedule(self.learning_rate, self.eta0, self.t0, self.power_t)
+
     def _solver_config(self) -> DSGConfig:
         return DSGConfig(
-            schedule=make_schedule(self.learning_rate, self.eta0, self.t0, self.power_t),
+            schedule=self._schedule(),
             alpha=self.alpha, precondition=self.precondition, precond_eps=self.precond_eps,
             fit_intercept=self.fit_intercept,
         )
@@ -131,7 +134,7 @@ class DSGBase(BaseEstimator):
         if self.max_iter != "auto":
             return int(self.max_iter)
         steps_per_epoch = max(1, round(n_samples / self.batch_size))
-        return max(1, math.ceil(MIN_STEPS / steps_per_epoch))
+        return max(1, math.ceil(getattr(self, "min_steps", MIN_STEPS) / steps_per_epoch))
 
     def _batches(self, n_samples: int, n_epochs: int, rng: np.random.RandomState):
         """Row indices of each mini-batch: ``round(n/b)`` near-equal batches per epoch."""
@@ -142,18 +145,24 @@ class DSGBase(BaseEstimator):
 
     def _run(self, expansion: Expansion, X, targets, sample_weight, n_epochs, rng) -> None:
         """Algorithm 1 over the mini-batches of ``n_epochs`` passes."""
+        n_batches = n_epochs * max(1, round(X.shape[0] / self.batch_size))
+        batches = ((X[rows], targets[rows], sample_weight[rows])  # lazily: one batch in memory
+                   for rows in self._batches(X.shape[0], n_epochs, rng))
+        self._run_batches(expansion, batches, n_batches)
+
+    def _run_batches(self, expansion: Expansion, batches, n_batches: int) -> None:
+        """One solver step per ``(X_rows, targets, weights)`` numpy batch of the iterable."""
         loss, config = self._make_loss(), self._solver_config()
         device, dtype = expansion.device, self._torch_dtype()
-        batches = list(self._batches(X.shape[0], n_epochs, rng))
         progress = None
         if self.verbose:
             from tqdm.auto import tqdm
 
-            progress = tqdm(total=len(batches), desc=type(self).__name__, unit="step")
-        for rows in batches:
-            Xb = to_tensor(X[rows], dtype, device)
-            yb = self._target_tensor(targets[rows], device)
-            wb = torch.as_tensor(sample_weight[rows], dtype=dtype, device=device)
+            progress = tqdm(total=n_batches, desc=type(self).__name__, unit="step")
+        for Xb, yb, wb in batches:
+            Xb = to_tensor(Xb, dtype, device)
+            yb = self._target_tensor(yb, device)
+            wb = torch.as_tensor(wb, dtype=dtype, device=device)
             batch_loss = dsg_step(expansion, loss, Xb, yb, wb, config)
             if progress is not None:
                 progress.update(1)
@@ -189,6 +198,8 @@ class DSGBase(BaseEstimator):
         self._check_params()
         X = self._validate_X(X, reset=True)
         targets = self._encode_targets(y, first=True)
+        if targets is None:  # unsupervised machines
+            targets = np.zeros((X.shape[0], 1))
         check_consistent_length(X, targets)
         sample_weight = self._validate_sample_weight(sample_weight, X)
         rng = check_random_state(self.random_state)
@@ -208,6 +219,8 @@ class DSGBase(BaseEstimator):
             self._check_params()
         X = self._validate_X(X, reset=first)
         targets = self._encode_targets(y, first=first, classes=classes)
+        if targets is None:  # unsupervised machines
+            targets = np.zeros((X.shape[0], 1))
         check_consistent_length(X, targets)
         sample_weight = self._validate_sample_weight(sample_weight, X)
         if first:

@@ -36,6 +36,8 @@ class DSGConfig:
     precondition : use the block preconditioner ``(Ψᵀ Ψ/b + εI)⁻¹``.
     precond_eps : ``ε`` relative to the mean eigenvalue ``tr(ΨᵀΨ/b)/r``.
     fit_intercept : learn the unregularised intercept.
+    intercept_offset : constant added to the intercept's gradient (``ν`` for the one-class
+        machine, whose objective has ``−ν τ = ν b``).
     """
 
     schedule: Callable[[int], float]
@@ -43,6 +45,7 @@ class DSGConfig:
     precondition: bool = True
     precond_eps: float = 1.0
     fit_intercept: bool = True
+    intercept_offset: float = 0.0
 
 
 def block_direction(Psi: torch.Tensor, G: torch.Tensor, config: DSGConfig) -> torch.Tensor:
@@ -77,7 +80,8 @@ def dsg_step(expansion: Expansion, loss: Loss, X: torch.Tensor, y: torch.Tensor,
     block = expansion.next_block()
     Psi = expansion.block_features(X, block)  # (b, r)
     delta = -gamma * block_direction(Psi, G, config)  # a_t
-    intercept_delta = -gamma * G.mean(dim=0) if config.fit_intercept else torch.zeros_like(G[0])
+    intercept_delta = (-gamma * (G.mean(dim=0) + config.intercept_offset) if config.fit_intercept
+                       else torch.zeros_like(G[0]))
     expansion.apply_step(block, delta, 1.0 - gamma * config.alpha, intercept_delta)
     value = loss.value(u, y)
     return float((value.reshape(X.shape[0], -1) * weight[:, None]).mean())
