@@ -101,7 +101,7 @@ def main(argv=None) -> None:
         rows.append((f"DSGRegressor() seed {seed}", mse(model.predict(X_test), f_test), elapsed,
                      model.n_components_))
 
-    lines = [f"| method | test MSE | MSE / best peer | fit time (s) | features |", "|---|---|---|---|---|"]
+    lines = ["| method | test MSE | MSE / best peer | fit time (s) | features |", "|---|---|---|---|---|"]
     for name, err, elapsed, features in rows:
         lines.append(f"| {name} | {err:.3e} | {err / best_peer:.2f} | {elapsed:.2f} | {features} |")
     table = "\n".join(lines)

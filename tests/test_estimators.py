@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 from sklearn.base import clone
-from sklearn.datasets import make_classification, make_regression
+from sklearn.datasets import make_classification
 from sklearn.pipeline import make_pipeline
 from sklearn.linear_model import Ridge
 
