@@ -20,6 +20,14 @@ def regressor():
     return DSGRegressor(sigma_scale=0.1, **FAST).fit(X, y), X
 
 
+@pytest.fixture
+def saved(tmp_path, regressor):
+    """Path of the fitted regressor saved to a file."""
+    path = tmp_path / "m.kst"
+    regressor[0].save(path)
+    return path
+
+
 def test_round_trip_predicts_identically(tmp_path, regressor):
     model, X = regressor
     path = tmp_path / "model.kst"
@@ -66,20 +74,16 @@ def test_missing_file(tmp_path):
         load(tmp_path / "nope.kst")
 
 
-def test_truncated_file(tmp_path, regressor):
-    model, _ = regressor
-    path = tmp_path / "m.kst"
-    model.save(path)
+def test_truncated_file(saved):
+    path = saved
     data = path.read_bytes()
     path.write_bytes(data[: len(data) // 2])
     with pytest.raises(ModelFileError, match="truncated or corrupt"):
         load(path)
 
 
-def test_edited_coefficients_are_detected(tmp_path, regressor):
-    model, _ = regressor
-    path = tmp_path / "m.kst"
-    model.save(path)
+def test_edited_coefficients_are_detected(saved):
+    path = saved
     data = bytearray(path.read_bytes())
     data[-5] ^= 0xFF  # flip bits inside the tensor data
     path.write_bytes(bytes(data))
@@ -99,11 +103,9 @@ def test_garbage_and_foreign_files(tmp_path):
         load(path)
 
 
-def test_unknown_class_is_refused(tmp_path, regressor):
+def test_unknown_class_is_refused(saved):
     """Loading only instantiates whitelisted classes; the header cannot name arbitrary code."""
-    model, _ = regressor
-    path = tmp_path / "m.kst"
-    model.save(path)
+    path = saved
     from safetensors import safe_open
     from safetensors.torch import save_file
 
