@@ -1,9 +1,10 @@
 """kernelstream: kernel machines that scale, by doubly stochastic gradients on seeded features."""
 
-from .estimators import DSGClassifier, DSGDensityRatio, DSGOneClass, DSGRegressor, RandomFeatures
+from .estimators import (AOGDClassifier, DSGClassifier, DSGDensityRatio, DSGOneClass, DSGRegressor,
+                         RandomFeatures)
 from .io import load
 
 __version__ = "0.1.0"
 
-__all__ = ["DSGClassifier", "DSGDensityRatio", "DSGOneClass", "DSGRegressor", "RandomFeatures",
-           "load", "__version__"]
+__all__ = ["AOGDClassifier", "DSGClassifier", "DSGDensityRatio", "DSGOneClass", "DSGRegressor",
+           "RandomFeatures", "load", "__version__"]

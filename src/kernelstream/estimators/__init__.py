@@ -1,8 +1,10 @@
-"""scikit-learn estimators over the doubly stochastic solver."""
+"""scikit-learn estimators over the solvers (doubly stochastic, pairwise)."""
 
+from .aogd import AOGDClassifier
 from .classification import DSGClassifier
 from .novelty import DSGDensityRatio, DSGOneClass
 from .random_features import RandomFeatures
 from .regression import DSGRegressor
 
-__all__ = ["DSGClassifier", "DSGDensityRatio", "DSGOneClass", "DSGRegressor", "RandomFeatures"]
+__all__ = ["AOGDClassifier", "DSGClassifier", "DSGDensityRatio", "DSGOneClass", "DSGRegressor",
+           "RandomFeatures"]

@@ -1,0 +1,303 @@
+"""AOGDClassifier: online kernelized AUC maximisation with moving averages (AlQuabeh et al.)."""
+
+from __future__ import annotations
+
+import copy
+import math
+from contextlib import contextmanager
+
+import numpy as np
+import torch
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.metrics import roc_auc_score
+from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d, validate_data
+
+from .. import rng
+from .._device import resolve_device, to_numpy, to_tensor
+from .._validation import Integral, Interval, Real, StrOptions, check_labels_for_loss
+from ..features import KERNELS, make_feature_map, resolve_sigma
+from ..schedules import SCHEDULES, make_schedule
+from ..solvers.pairwise import PAIRWISE_LOSSES, PairwiseState, aogd_chunk
+from ._base import assign_parameters
+
+__all__ = ["AOGDClassifier"]
+
+#: Philox block of the Bernoulli(p) coins (far above any feature block index)
+_COIN_BLOCK = 2**48
+
+
+def bernoulli_coins(seed: int, start: int, n: int, p: float, device=None) -> torch.Tensor:
+    """Coins of examples ``start .. start + n − 1``: a pure function of ``(seed, t)``, so a stream
+    gives the same coins however it is cut into chunks."""
+    lead = start % 4  # Philox returns words four at a time
+    bits = rng.random_bits(n + lead, seed, _COIN_BLOCK, rng.Stream.AUX, device, start - lead)[lead:]
+    return (bits.to(torch.float64) + 0.5) * 2.0**-32 < p
+
+
+class AOGDClassifier(ClassifierMixin, BaseEstimator):
+    """Online AUC maximisation on random Fourier features (AOGD, Algorithm 1).
+
+    Each new example ``z_t = ψ(x_t)`` is paired with the running mean ``z̄`` of the opposite
+    class, then with one random past example ``ẑ`` of that class (replaced by the newest with
+    probability ``p``), in two gradient steps on the pairwise loss of ``u = wᵀ(z⁺ − z⁻)``:
+
+        w' = w − η_t (∇ℓ(w; z_t, z̄) + λw),   w = w' − γ_t (∇ℓ(w'; z_t, ẑ) + λw')
+
+    The fitted state is ``w`` plus two class sums and two random examples: ``O(D)`` numbers,
+    whatever the length of the stream. Chunks are processed exactly (see
+    :mod:`kernelstream.solvers.pairwise`): the result does not depend on ``chunk_size``.
+
+    Parameters
+    ----------
+    loss : {"squared", "hinge", "logistic"}, default="squared"
+        ``(1 − u)²`` (the paper's AUC surrogate), ``max(0, 1 − u)`` or ``log(1 + e^{−u})``.
+    kernel : str, default="rbf"
+        A registered kernel of :mod:`kernelstream.features`, or ``"linear"`` (``ψ(x) = x``).
+    n_components : int, default=1024
+        Number of random features ``D`` (ignored for ``"linear"``).
+    sigma : float or "median", default="median"
+        Bandwidth; ``"median"`` is ``sigma_scale ×`` the median pairwise distance.
+    sigma_scale : float, default=1.0
+    kernel_params : dict, default=None
+    eta0 : float, default=0.5
+        Step size ``η`` of the mean step (the paper's grid is ``2^[−8:−1]``).
+    gamma0 : float or None, default=None
+        Step size ``γ`` of the random-example step; ``None`` uses ``eta0``.
+    learning_rate : {"invscaling", "constant", "inverse"}, default="invscaling"
+        Schedule shared by both steps: ``η0/t^power_t``, ``η0`` or ``η0/(1 + t/t0)``.
+    t0 : float, default=1.0
+    power_t : float, default=0.5
+    alpha : float, default=1e-6
+        L2 regularisation ``λ`` (the paper's grid is ``10^[−8:−1]``).
+    p : float, default=0.5
+        Probability that a new example replaces its class's random example.
+    chunk_size : int, default=64
+        Examples processed per exact chunk (a speed knob only).
+    max_iter : int, default=1
+        Passes over the data in ``fit`` (one pass is the online algorithm).
+    shuffle : bool, default=True
+        Shuffle the rows before each pass of ``fit``.
+    random_state : int, RandomState or None
+        Seeds the random features, the coins and the shuffling.
+    device : {"auto", "cpu", "cuda"}, default="auto"
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        ``classes_[1]`` is the positive class (scores rank it first).
+    coef_ : ndarray of shape (n_components_,)
+        ``w``.
+    threshold_ : float
+        ``½ wᵀ(z̄⁺ + z̄⁻)``: ``decision_function`` subtracts it, so ``predict`` labels a point
+        positive when its score is nearer the positive class's mean score.
+    state_ : PairwiseState
+        Class sums, counts and random examples (``O(D)``).
+    feature_map_ : FeatureMap or None
+    n_components_, sigma_, seed_, t_, n_iter_, n_features_in_, device_
+
+    Notes
+    -----
+    AlQuabeh, de Vazelhes and Gu, *Limited Memory Online Gradient Descent for Kernelized Pairwise
+    Learning with Dynamic Averaging*, AAAI 2024 (Algorithm 1). ``score`` is the ROC AUC.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> from kernelstream import AOGDClassifier
+    >>> X, y = make_moons(2000, noise=0.2, random_state=0)
+    >>> clf = AOGDClassifier(random_state=0).fit(X[:1500], y[:1500])
+    >>> round(clf.score(X[1500:], y[1500:]), 2)  # ROC AUC
+    0.98
+    """
+
+    _parameter_constraints = {
+        "loss": [StrOptions(set(PAIRWISE_LOSSES))],
+        "kernel": [str],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "sigma": [Interval(Real, 0, None, closed="neither"), StrOptions({"median"})],
+        "sigma_scale": [Interval(Real, 0, None, closed="neither")],
+        "kernel_params": [dict, None],
+        "eta0": [Interval(Real, 0, None, closed="neither")],
+        "gamma0": [Interval(Real, 0, None, closed="left"), None],
+        "learning_rate": [StrOptions(set(SCHEDULES))],
+        "t0": [Interval(Real, 0, None, closed="neither")],
+        "power_t": [Interval(Real, 0, None, closed="left")],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "p": [Interval(Real, 0, 1, closed="both")],
+        "chunk_size": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "shuffle": ["boolean"],
+        "random_state": ["random_state"],
+        "device": [str],
+    }
+
+    def __init__(self, *, loss="squared", kernel="rbf", n_components=1024, sigma="median",
+                 sigma_scale=1.0, kernel_params=None, eta0=0.5, gamma0=None,
+                 learning_rate="invscaling", t0=1.0, power_t=0.5, alpha=1e-6, p=0.5,
+                 chunk_size=64, max_iter=1, shuffle=True, random_state=None, device="auto"):
+        assign_parameters(self, locals())
+
+    # -- public API ----------------------------------------------------------------------
+    def fit(self, X, y):
+        """``max_iter`` passes of Algorithm 1 over ``(X, y)`` from a fresh model."""
+        with self._unchanged_on_error():
+            self._validate_params()
+            X = self._validate_X(X, reset=True)
+            y = self._encode(y, first=True)
+            check_consistent_length(X, y)
+            random = check_random_state(self.random_state)
+            self._start(X, random)
+            for _ in range(self.max_iter):
+                order = random.permutation(X.shape[0]) if self.shuffle else np.arange(X.shape[0])
+                self._run(X[order], y[order])
+            self.n_iter_ = self.max_iter
+        return self
+
+    def partial_fit(self, X, y, classes=None):
+        """One pass over a chunk of the stream, in the given order.
+
+        ``classes`` (both labels) is needed on the first call unless ``y`` holds both.
+        """
+        with self._unchanged_on_error():
+            first = not hasattr(self, "coef_")
+            if first:
+                self._validate_params()
+            X = self._validate_X(X, reset=first)
+            y = self._encode(y, first=first, classes=classes)
+            check_consistent_length(X, y)
+            if first:
+                self._start(X, check_random_state(self.random_state))
+                self.n_iter_ = 0
+            self._run(X, y)
+            self.n_iter_ += 1
+        return self
+
+    def decision_function(self, X):
+        """Scores to rank by, ``wᵀψ(x) − threshold_`` (positive favours ``classes_[1]``)."""
+        check_is_fitted(self, "coef_")
+        X = self._validate_X(X, reset=False)
+        w = torch.as_tensor(self.coef_, device=self.device_)
+        out = np.empty(X.shape[0])
+        step = 4096
+        for i in range(0, X.shape[0], step):
+            out[i : i + step] = to_numpy(self._features(X[i : i + step]) @ w)
+        return out - self.threshold_
+
+    def predict(self, X):
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
+    def score(self, X, y, sample_weight=None):
+        """ROC AUC of ``decision_function`` with ``classes_[1]`` as the positive class."""
+        y = column_or_1d(y)
+        return roc_auc_score(y == self.classes_[1], self.decision_function(X),
+                             sample_weight=sample_weight)
+
+    # -- steps ---------------------------------------------------------------------------
+    def _start(self, X, random) -> None:
+        """Seed, device, feature map and an empty state."""
+        if self.kernel != "linear" and self.kernel not in KERNELS:
+            raise ValueError(f"Unknown kernel {self.kernel!r}; choose 'linear' or one of "
+                             f"{sorted(KERNELS)} (or register yours with "
+                             "kernelstream.features.register_kernel).")
+        self.seed_ = int(random.randint(0, 2**63 - 1, dtype=np.int64))
+        self.device_ = resolve_device(self.device)
+        self.feature_map_, self.sigma_ = None, None
+        n_components = X.shape[1]
+        if self.kernel != "linear":
+            block_size = math.gcd(self.n_components, 1024)
+            fm = make_feature_map(self.kernel, X.shape[1], 1.0, block_size, self.seed_,
+                                  kernel_params=self.kernel_params)
+            fm.sigma = resolve_sigma(self.sigma, X, type(fm).distance, self.sigma_scale,
+                                     seed=self.seed_ % 2**32)
+            self.feature_map_, self.sigma_ = fm, fm.sigma
+            n_components = self.n_components
+        self.n_components_ = n_components
+        self.state_ = PairwiseState.empty(n_components, device=self.device_)
+        self.coef_ = np.zeros(n_components)
+        self.threshold_ = 0.0
+        self.t_ = 0
+
+    def _schedules(self):
+        shape = make_schedule(self.learning_rate, 1.0, self.t0, self.power_t)
+        gamma0 = self.eta0 if self.gamma0 is None else self.gamma0
+        return shape, self.eta0, gamma0
+
+    def _run(self, X, y) -> None:
+        """Algorithm 1 over the rows of ``X`` in order, ``chunk_size`` rows at a time."""
+        device = self.device_
+        w = torch.as_tensor(self.coef_, device=device).unsqueeze(0)  # (1, D)
+        lam = torch.full((1, 1), float(self.alpha), dtype=torch.float64, device=device)
+        shape, eta0, gamma0 = self._schedules()
+        for i in range(0, X.shape[0], self.chunk_size):
+            Z = self._features(X[i : i + self.chunk_size])
+            m, t = Z.shape[0], self.state_.t
+            positive = torch.as_tensor(y[i : i + m] == 1, device=device)
+            coins = bernoulli_coins(self.seed_, t, m, self.p, device)
+            steps = torch.tensor([shape(t + k + 1) for k in range(m)], dtype=torch.float64,
+                                 device=device).unsqueeze(0)
+            w = aogd_chunk(w, self.state_, Z, positive, coins, eta0 * steps, gamma0 * steps, lam,
+                           self.loss)
+        self._finish(w)
+
+    def _finish(self, w: torch.Tensor) -> None:
+        if not torch.isfinite(w).all():
+            raise FloatingPointError("AOGD diverged (non-finite weights); lower eta0/gamma0.")
+        self.coef_ = to_numpy(w[0])
+        means = self.state_.means()
+        self.threshold_ = float(0.5 * (means[0] + means[1]) @ w[0])
+        self.t_ = self.state_.t
+
+    def _features(self, X) -> torch.Tensor:
+        """``ψ(X)`` as float64 on the device: random features (float32 GEMM) or ``X`` itself."""
+        if self.feature_map_ is None:
+            return to_tensor(X, torch.float64, self.device_)
+        n_blocks = self.n_components_ // self.feature_map_.block_size
+        rows = to_tensor(X, torch.float32, self.device_)
+        return self.feature_map_.transform(rows, n_blocks).double()
+
+    # -- validation ----------------------------------------------------------------------
+    def _validate_X(self, X, *, reset: bool):
+        return validate_data(self, X, reset=reset, accept_sparse="csr",
+                             dtype=[np.float64, np.float32], ensure_min_samples=1)
+
+    def _encode(self, y, *, first: bool, classes=None) -> np.ndarray:
+        """Labels as ``±1`` (``classes_[1]`` is +1); fits ``classes_`` on the first call."""
+        if y is None:
+            raise ValueError("requires y to be passed, but the target y is None.")
+        y = column_or_1d(y, warn=True)
+        check_classification_targets(y)
+        if first:
+            labels = np.unique(y) if classes is None else np.unique(np.asarray(classes))
+            check_labels_for_loss(len(labels), self.loss)
+            if len(labels) > 2:
+                raise ValueError(f"AOGDClassifier is binary (bipartite ranking); y has "
+                                 f"{len(labels)} classes {labels.tolist()}. Binarise y first.")
+            self.classes_ = labels
+        unseen = np.setdiff1d(np.unique(y), self.classes_)
+        if unseen.size:
+            raise ValueError(f"y contains labels {unseen.tolist()} that are not in "
+                             f"classes_={self.classes_.tolist()}; pass both labels in classes= "
+                             "on the first partial_fit call.")
+        return np.where(y == self.classes_[1], 1, -1)
+
+    @contextmanager
+    def _unchanged_on_error(self):
+        """Restore every attribute (and the in-place state) if the body raises."""
+        saved = dict(self.__dict__)
+        state = copy.deepcopy(saved.get("state_"))
+        try:
+            yield
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            if state is not None:
+                self.state_ = state
+            raise
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.classifier_tags.multi_class = False
+        return tags

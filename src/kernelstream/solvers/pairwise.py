@@ -1,0 +1,240 @@
+"""Online pairwise (AUC) learning with a moving average and a random past example (AOGD).
+
+AlQuabeh, de Vazelhes & Gu, *Limited Memory Online Gradient Descent for Kernelized Pairwise
+Learning with Dynamic Averaging*, Algorithm 1. For a new mapped example ``z_t`` of class ``y_t``,
+with ``z̄`` the running mean and ``ẑ`` one random past example of the *opposite* class:
+
+    d̄_t = s_t (z_t − z̄),   d̂_t = s_t (z_t − ẑ)            s_t = +1 if y_t positive else −1
+    w'  = w   − η_t [ℓ'(wᵀd̄_t) d̄_t + λ w]                 (Alg. 1, line 6)
+    w   = w'  − γ_t [ℓ'(w'ᵀd̂_t) d̂_t + λ w']               (Alg. 1, line 8)
+    z̄_y ← mean of class y;  ẑ_y ← z_t with probability p   (Alg. 1, line 9)
+
+with a pairwise loss ``ℓ(u)`` of the margin ``u = wᵀ(z⁺ − z⁻)``: squared ``(1 − u)²`` (the
+paper's), hinge ``max(0, 1 − u)`` or logistic ``log(1 + e^{−u})``. State: ``w``, two class sums,
+two counts and two random examples — ``O(D)`` numbers whatever the stream length.
+
+**Chunks, exactly.** The pairs of a chunk do not depend on ``w`` (the means and the random
+examples are functions of the stream and the coins only), so :func:`pair_directions` builds all
+``K = 2m`` directions of ``m`` examples at once. Each step is ``w ← ρ_k w + β_k d_k`` with
+``ρ_k = 1 − α_k λ`` and ``β_k = −α_k ℓ'(u_k)``, so inside a chunk
+``w_k = P_k w_0 + Σ_{j≤k} β_j (P_k/P_j) d_j`` (``P_k = Π ρ``), and the margins satisfy
+
+    u_k = P_{k−1} (w_0ᵀd_k) + Σ_{j<k} β_j (P_{k−1}/P_j) (d_jᵀd_k).
+
+For the squared loss ``β_j = 2α_j (1 − u_j)`` is affine in ``u_j``: the margins solve one unit
+lower-triangular system ``(I + A) u = r`` (:func:`chunk_update`), and ``w`` is one GEMM —
+the per-example Python loop disappears. Other losses run the same recursion step by step.
+A leading batch dimension ``G`` of ``w`` (and of the step sizes and ``λ``) runs independent
+models on the same stream at once (a hyper-parameter grid).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from ..losses import get_loss
+
+__all__ = ["PAIRWISE_LOSSES", "PairwiseState", "pair_directions", "chunk_update", "aogd_chunk",
+           "pairwise_loss_derivative"]
+
+#: pairwise loss name -> (pointwise loss of the margin u against target 1, factor)
+PAIRWISE_LOSSES = {"squared": ("squared", 2.0), "hinge": ("hinge", 1.0), "logistic": ("logistic", 1.0)}
+
+
+def pairwise_loss_derivative(name: str, u: torch.Tensor) -> torch.Tensor:
+    """``ℓ'(u)`` for ``ℓ(u)`` = ``(1 − u)²``, ``max(0, 1 − u)`` or ``log(1 + e^{−u})``."""
+    base, factor = PAIRWISE_LOSSES[name]
+    # (1 − u)² = 2 · ½(u − 1)², so ℓ' = 2 (u − 1); hinge and logistic are the margin losses at y = 1
+    return factor * get_loss(base).derivative(u, torch.ones_like(u))
+
+
+def pairwise_loss_value(name: str, u: torch.Tensor) -> torch.Tensor:
+    base, factor = PAIRWISE_LOSSES[name]
+    return factor * get_loss(base).value(u, torch.ones_like(u))
+
+
+@dataclass
+class PairwiseState:
+    """Per-class running sums, counts and one random past example: ``O(D)`` numbers.
+
+    Row 0 is the negative class, row 1 the positive class.
+    """
+
+    sums: torch.Tensor     # (2, D) Σ z over each class
+    counts: torch.Tensor   # (2,) int64
+    random: torch.Tensor   # (2, D) the random past example of each class
+    t: int = 0             # examples seen
+    extra: dict = field(default_factory=dict)
+
+    @classmethod
+    def empty(cls, n_components: int, dtype=torch.float64, device=None) -> "PairwiseState":
+        zeros = torch.zeros(2, n_components, dtype=dtype, device=device)
+        return cls(zeros, torch.zeros(2, dtype=torch.int64, device=device), zeros.clone())
+
+    def means(self) -> torch.Tensor:
+        """Class means ``(2, D)`` (zero for a class not seen yet)."""
+        return self.sums / self.counts.clamp_min(1).unsqueeze(1).to(self.sums.dtype)
+
+    def numel(self) -> int:
+        return self.sums.numel() + self.counts.numel() + self.random.numel()
+
+
+def _last_replacement(replace: torch.Tensor) -> torch.Tensor:
+    """For each position i, the index of the last j < i with ``replace[j]``, else −1."""
+    m = replace.shape[0]
+    index = torch.where(replace, torch.arange(m, device=replace.device), -1)
+    last = torch.cummax(index, dim=0).values
+    return torch.cat([last.new_full((1,), -1), last[:-1]])
+
+
+def pair_directions(Z: torch.Tensor, positive: torch.Tensor, coins: torch.Tensor,
+                    state: PairwiseState) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The chunk's ``2m`` directions ``d̄_1, d̂_1, d̄_2, …`` (``z⁺ − z⁻`` paired with the opposite
+    class's mean, then with its random example), in factored form ``T @ B``; updates ``state``.
+
+    Every direction is a combination of the chunk's rows and four state vectors, so
+    ``B = [Z; S_neg; S_pos; ẑ_neg; ẑ_pos]`` (``(m + 4, D)``) and ``T`` is ``(2m, m + 4)``:
+    Gram matrices cost ``O(m²D)`` instead of ``O(4m²D)``.
+
+    Parameters
+    ----------
+    Z : (m, D) mapped examples, in stream order.
+    positive : (m,) bool, the class of each example.
+    coins : (m,) bool, Bernoulli(p) draws: example t replaces its class's random example.
+        The first example of a class always does (nothing to pair with before it).
+    state : running statistics of the examples before the chunk.
+
+    Returns
+    -------
+    T : (2m, m + 4);  B : (m + 4, D);  valid : (m,) bool, the opposite class has been seen.
+    """
+    m, dtype = Z.shape[0], Z.dtype
+    cls = positive.long()
+    opp = 1 - cls
+    same_class = cls.unsqueeze(0) == cls.unsqueeze(1)
+    earlier = torch.ones(m, m, dtype=torch.bool, device=Z.device).tril(-1)
+    # L[i, j] = 1 for j < i of the class opposite to i's;  n_i = examples of that class before i
+    L = (earlier & ~same_class).to(dtype)
+    n_before = state.counts[opp] + L.sum(1).long()
+    first = (state.counts[cls] + (earlier & same_class).sum(1)) == 0
+    replace = coins | first
+    sign = (2.0 * positive.to(dtype) - 1.0).unsqueeze(1)                         # d = z⁺ − z⁻
+    eye = torch.eye(m, dtype=dtype, device=Z.device)
+    # mean: z̄_i = (S_opp + Σ_{j<i, opp} z_j) / n_i
+    inv_n = 1.0 / n_before.clamp_min(1).to(dtype).unsqueeze(1)
+    T_mean = torch.cat([eye - L * inv_n, -inv_n * _one_hot(opp, 4, dtype)], dim=1)
+    # random: the last replacing example of the opposite class before i, else the state's
+    last = torch.stack([_last_replacement(replace & (cls == c)) for c in (0, 1)], dim=1)
+    last_opp = last.gather(1, opp.unsqueeze(1)).squeeze(1)                         # (m,)
+    in_chunk = _one_hot(last_opp.clamp_min(0), m, dtype) * (last_opp >= 0).unsqueeze(1)
+    from_state = _one_hot(2 + opp, 4, dtype) * (last_opp < 0).unsqueeze(1)
+    T_rand = torch.cat([eye - in_chunk, -from_state], dim=1)
+    T = (sign.unsqueeze(1) * torch.stack([T_mean, T_rand], dim=1)).reshape(2 * m, m + 4)
+    B = torch.cat([Z, state.sums, state.random])  # copies: the state changes next
+    for c in (0, 1):
+        _update_class(state, c, Z, cls == c, replace)
+    state.t += m
+    return T, B, n_before > 0
+
+
+def _one_hot(index: torch.Tensor, n: int, dtype) -> torch.Tensor:
+    return torch.nn.functional.one_hot(index, n).to(dtype)
+
+
+def _update_class(state: PairwiseState, c: int, Z, in_class, replace) -> None:
+    state.sums[c] += Z[in_class].sum(dim=0)
+    state.counts[c] += int(in_class.sum())
+    hits = torch.nonzero(in_class & replace).flatten()
+    if hits.numel():
+        state.random[c] = Z[hits[-1]]
+
+
+def chunk_update(w: torch.Tensor, T: torch.Tensor, B: torch.Tensor, alphas: torch.Tensor,
+                 lam: torch.Tensor, loss: str = "squared", step_of_row: torch.Tensor | None = None
+                 ) -> torch.Tensor:
+    """Run the steps ``w ← (1 − α_k λ) w − α_k · mean_{rows r of step k} ℓ'(wᵀd_r) d_r``.
+
+    Parameters
+    ----------
+    w : (G, D) models (a batch of independent runs).
+    T, B : (R, n) and (n, D): the directions ``d_r`` (rows of ``T @ B``) in step order.
+    alphas : (G, K) step size of each step (0 makes a step a no-op).
+    lam : (G, 1) L2 regularisation ``λ``.
+    loss : "squared" (one triangular solve), "hinge" or "logistic" (step by step).
+    step_of_row : (R,) int64 step index of each row (non-decreasing); ``None`` means one row per
+        step (``R = K``). Rows of one step see the same ``w`` and their gradients are averaged.
+
+    Returns
+    -------
+    (G, D): the models after the ``K`` steps — exactly those of the step-by-step loop.
+    Cost ``O(n²D + G·n·D + G·R²)``.
+    """
+    G, K = alphas.shape
+    R = T.shape[0]
+    if R == 0:
+        return w
+    if step_of_row is None:
+        step_of_row = torch.arange(R, device=w.device)
+    per_step = torch.bincount(step_of_row, minlength=K).clamp_min(1).to(w.dtype)
+    rho = 1.0 - alphas * lam                                                   # (G, K)
+    if bool((rho <= 0).any()):
+        raise ValueError("eta * lambda must be below 1 (the shrinkage 1 − αλ must stay positive).")
+    log_P = torch.cumsum(torch.log(rho), dim=1)                                # log P_k
+    row_alpha = (alphas / per_step)[:, step_of_row]                            # (G, R)
+    prev = (log_P - torch.log(rho))[:, step_of_row]                            # log P_{k(r)−1}
+    own = log_P[:, step_of_row]                                                # log P_{k(r)}
+    M = T @ (B @ B.T) @ T.T                                                    # (R, R) d_rᵀ d_j
+    p = (w @ B.T) @ T.T                                                        # (G, R) w_0ᵀ d_r
+    earlier = (step_of_row.unsqueeze(1) > step_of_row.unsqueeze(0)).to(w.dtype)  # k(r) > k(j)
+    M = M * earlier
+    # C_{rj} = (P_{k(r)−1} / P_{k(j)}) d_rᵀd_j for rows j of earlier steps: a_r M_rj b_j
+    a, b = torch.exp(prev), torch.exp(-own)
+    rhs = a * p                                                                # P_{k−1} w_0ᵀ d_r
+    if loss == "squared":
+        # β_j = 2α_j (1 − u_j):  (I + A) u = rhs + A·1,  A = 2 C diag(α)  (unit lower-triangular)
+        b = 2.0 * row_alpha * b
+        A = a.unsqueeze(2) * M.unsqueeze(0) * b.unsqueeze(1)                   # (G, R, R)
+        u = torch.linalg.solve_triangular(A, (rhs + a * (b @ M.T)).unsqueeze(2),
+                                          upper=False, unitriangular=True).squeeze(2)
+        beta = 2.0 * row_alpha * (1.0 - u)
+    else:
+        C = a.unsqueeze(2) * M.unsqueeze(0) * b.unsqueeze(1)
+        beta = _sequential_betas(C, rhs, row_alpha, step_of_row, K, loss)
+    final = torch.exp(log_P[:, -1:] - own) * beta                              # β_r P_K / P_k(r)
+    return torch.exp(log_P[:, -1:]) * w + (final @ T) @ B
+
+
+def _sequential_betas(C, rhs, row_alpha, step_of_row, K, loss) -> torch.Tensor:
+    """``β_r = −α_r ℓ'(u_r)`` step by step for losses whose derivative is not affine."""
+    beta = torch.zeros_like(rhs)
+    bounds = torch.searchsorted(step_of_row, torch.arange(K + 1, device=step_of_row.device)).tolist()
+    for k in range(K):
+        lo, hi = bounds[k], bounds[k + 1]
+        if lo == hi:
+            continue
+        u = rhs[:, lo:hi] + torch.einsum("grj,gj->gr", C[:, lo:hi, :lo], beta[:, :lo])
+        beta[:, lo:hi] = -row_alpha[:, lo:hi] * pairwise_loss_derivative(loss, u)
+    return beta
+
+
+def aogd_chunk(w: torch.Tensor, state: PairwiseState, Z: torch.Tensor, positive: torch.Tensor,
+               coins: torch.Tensor, eta: torch.Tensor, gamma: torch.Tensor, lam: torch.Tensor,
+               loss: str = "squared") -> torch.Tensor:
+    """Algorithm 1 on a chunk of ``m`` examples: the mean step then the random step per example.
+
+    Parameters
+    ----------
+    w : (G, D);  state : updated in place;  Z : (m, D);  positive, coins : (m,) bool.
+    eta, gamma : (G, m) step sizes ``η_t`` and ``γ_t`` of the chunk's examples.
+    lam : (G, 1).
+
+    Returns
+    -------
+    (G, D) the models after the chunk.
+    """
+    T, B, valid = pair_directions(Z, positive, coins, state)
+    alphas = torch.stack([eta, gamma], dim=2).reshape(w.shape[0], 2 * Z.shape[0])
+    alphas = alphas * valid.repeat_interleave(2).to(alphas.dtype)  # no opposite class yet: skip
+    return chunk_update(w, T, B, alphas, lam, loss)
