@@ -135,5 +135,5 @@ def test_cache_respects_its_budget():
     fm = make_feature_map("rbf", 100, 1.0, 64, 0, cache_bytes=3 * 100 * 32 * 4)
     for j in range(10):
         fm.draw(j)
-    assert len(fm._cache) == 3 and fm._cached_bytes <= fm.cache_bytes
+    assert fm.n_cached_blocks() == 3 and fm._cached_bytes <= fm.cache_bytes
     assert torch.equal(fm.draw(9), fm._draw(9, torch.device("cpu")).float())

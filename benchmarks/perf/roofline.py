@@ -2,22 +2,29 @@
 
 For each input dimension d and block size r, on b rows (the default batch, 2048):
 
-- ``t_matmul``: ``(b×d)·(d×r)`` with torch.matmul, ``t_cos``: ``torch.cos`` on ``b×r`` elements;
-  the bound is ``1 / (t_matmul + t_cos)`` per row·feature (``b·r / (t_matmul + t_cos)`` per s);
-- ours: evaluating one block of r features on the b rows, parameter draw included (cache off);
-- end to end: ``DSGRegressor.fit`` (one pass, rows × live features evaluated per second, counting
-  every step's evaluation of all live blocks) and ``predict`` of the fitted model.
+- ``t_matmul``: ``(b×d)·(d×r)`` with ``torch.matmul`` into a preallocated output, ``t_cos``:
+  ``torch.cos`` on ``b×r`` elements into a preallocated output; the bound is
+  ``1 / (t_matmul + t_cos)`` per row·feature, i.e. ``b·r / (t_matmul + t_cos)`` row·features/s;
+- block: one block of r features on the b rows, its parameter draw included (cache off);
+- fit: ``DSGRegressor`` with default settings (preconditioned steps) for ``--steps`` steps of b
+  rows (n = steps·b), counted as rows × live features evaluated: step t evaluates t blocks
+  (the t−1 live ones for f_t and the new one), ``Σ_t b·t·r`` in all;
+- predict: ``predict`` of that model (steps·r features) on ``--predict-rows`` rows.
 
-Each number is the min (and median) of ``--repeats`` timed runs after a warm-up.
+Each number is the min (and median) of the timed repeats after a warm-up; the table prints
+each of ours as a fraction of the bound (paired cos/sin blocks do half the matmul of the bound's
+``(b×d)·(d×r)``, so fractions above 1 are possible).
 
-    python benchmarks/perf/roofline.py [--dims 2 54 123 784] [--blocks 256 1024 4096]
+    python benchmarks/perf/roofline.py [--dims 2 54 123 784] [--blocks 256 1024 4096] [--threads 1]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import statistics
+import subprocess
 import time
 from pathlib import Path
 
@@ -28,8 +35,9 @@ from kernelstream import DSGRegressor
 from kernelstream.features import make_feature_map
 
 
-def timed(fn, repeats: int) -> tuple[float, float]:
-    fn()  # warm-up: allocations, caches, thread pool
+def timed(fn, repeats: int, warmup=None) -> tuple[float, float]:
+    """(min, median) seconds of ``repeats`` calls after one warm-up call (``warmup`` or ``fn``)."""
+    (warmup or fn)()
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
@@ -39,36 +47,43 @@ def timed(fn, repeats: int) -> tuple[float, float]:
 
 
 def bound(b: int, d: int, r: int, repeats: int) -> tuple[float, float, float]:
-    """Seconds of the matmul and of the cosine, and the bound in row·features per second."""
+    """Seconds of the matmul and of the cosine (min), and the bound in row·features per second."""
     X, W = torch.randn(b, d), torch.randn(d, r)
     Z, out = torch.randn(b, r), torch.empty(b, r)
-    t_mm = timed(lambda: torch.matmul(X, W), repeats)[0]
+    t_mm = timed(lambda: torch.matmul(X, W, out=out), repeats)[0]
     t_cos = timed(lambda: torch.cos(Z, out=out), repeats)[0]
     return t_mm, t_cos, b * r / (t_mm + t_cos)
 
 
-def block_rate(b: int, d: int, r: int, repeats: int) -> float:
-    """Row·features per second of one block's evaluation, its draw included (cache off)."""
+def block_rate(b: int, d: int, r: int, repeats: int) -> tuple[float, float]:
+    """Row·features per second (from min and median) of one block, its draw included (cache off)."""
     fm = make_feature_map("rbf", d, 1.0, r, seed=0, cache_bytes=0)
-    X = torch.randn(b, d)
+    X, out = torch.randn(b, d), torch.empty(b, r)
     counter = iter(range(10**9))
-    t = timed(lambda: fm.features(X, [next(counter)]), repeats)[0]
-    return b * r / t
+    t_min, t_med = timed(lambda: fm.block_features(X, next(counter), out), repeats)
+    return b * r / t_min, b * r / t_med
 
 
-def end_to_end(n: int, b: int, d: int, r: int, repeats: int) -> tuple[float, float]:
-    """Row·features per second of fit (one pass) and of predict."""
+def end_to_end(steps: int, b: int, d: int, r: int, n_pred: int, repeats: int):
+    """Row·features per second (min-based, median-based) of fit and of predict, and fit seconds."""
     rng = np.random.default_rng(0)
-    X = rng.standard_normal((n, d), dtype=np.float32)
+    X = rng.standard_normal((steps * b, d), dtype=np.float32)
     y = np.sin(X[:, 0]).astype(np.float32)
-    model = DSGRegressor(batch_size=b, block_size=r, max_iter=1, sigma=float(np.sqrt(d)),
-                         random_state=0, shuffle=False)
-    steps = n // b
-    fit_work = sum(b * t * r for t in range(steps))  # step t evaluates t live blocks on b rows
-    t_fit = timed(lambda: model.fit(X, y), repeats)[0]
-    predict_work = n * model.n_components_
-    t_pred = timed(lambda: model.predict(X), repeats)[0]
-    return fit_work / t_fit, predict_work / t_pred
+    params = dict(batch_size=b, block_size=r, max_iter=1, sigma=float(np.sqrt(d)), random_state=0,
+                  shuffle=False, device="cpu")
+    model = DSGRegressor(**params)
+    warm = DSGRegressor(**params)
+    fit_work = sum(b * t * r for t in range(1, steps + 1))  # step t evaluates t blocks on b rows
+    t_fit = timed(lambda: model.fit(X, y), repeats, warmup=lambda: warm.fit(X[: 2 * b], y[: 2 * b]))
+    Xp = X[:n_pred]
+    predict_work = Xp.shape[0] * model.n_components_
+    t_pred = timed(lambda: model.predict(Xp), repeats)
+    return ((fit_work / t_fit[0], fit_work / t_fit[1]), (predict_work / t_pred[0], predict_work / t_pred[1]),
+            t_fit[0])
+
+
+def load() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
 def main(argv=None) -> None:
@@ -76,32 +91,44 @@ def main(argv=None) -> None:
     parser.add_argument("--dims", type=int, nargs="+", default=[2, 54, 123, 784])
     parser.add_argument("--blocks", type=int, nargs="+", default=[256, 1024, 4096])
     parser.add_argument("--rows", type=int, default=2048, help="batch rows b")
-    parser.add_argument("--n", type=int, default=16384, help="rows of the end-to-end fit")
+    parser.add_argument("--steps", type=int, default=32, help="fit steps (n = steps·b rows)")
+    parser.add_argument("--predict-rows", type=int, default=4096)
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--out", type=Path, default=Path(__file__).parents[1] / "results")
+    parser.add_argument("--fit-repeats", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
+    parser.add_argument("--out", type=Path, default=Path(__file__).parents[1] / "results" / "roofline.md")
     args = parser.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
 
-    header = ("| d | r | t_matmul (ms) | t_cos (ms) | bound (G row·feat/s) | block eval | fit | predict |\n"
-              "|---|---|---|---|---|---|---|---|")
+    load_before = load()
+    header = ("| d | r | t_matmul (ms) | t_cos (ms) | bound (M row·feat/s) | block (min / med) | "
+              "fit (min / med) | predict (min / med) | fit time (s) |\n|---|---|---|---|---|---|---|---|---|")
     lines = [header]
-    print(header)
+    print(header, flush=True)
     for d in args.dims:
         for r in args.blocks:
             t_mm, t_cos, rate = bound(args.rows, d, r, args.repeats)
-            ours = block_rate(args.rows, d, r, args.repeats)
-            fit, pred = end_to_end(args.n, args.rows, d, r, max(1, args.repeats // 2))
-            line = (f"| {d} | {r} | {1e3 * t_mm:.3f} | {1e3 * t_cos:.3f} | {rate / 1e9:.3f} | "
-                    f"{ours / rate:.2f} | {fit / rate:.2f} | {pred / rate:.2f} |")
+            block = block_rate(args.rows, d, r, args.repeats)
+            fit, pred, t_fit = end_to_end(args.steps, args.rows, d, r, args.predict_rows, args.fit_repeats)
+            frac = lambda pair: f"{pair[0] / rate:.2f} / {pair[1] / rate:.2f}"  # noqa: E731
+            line = (f"| {d} | {r} | {1e3 * t_mm:.2f} | {1e3 * t_cos:.2f} | {rate / 1e6:.0f} | "
+                    f"{frac(block)} | {frac(fit)} | {frac(pred)} | {t_fit:.1f} |")
             lines.append(line)
             print(line, flush=True)
-    machine = (f"{platform.machine()} ({platform.processor() or 'cpu'}), torch {torch.__version__}, "
-               f"{torch.get_num_threads()} threads")
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "roofline_cpu.md").write_text(
+    machine = (f"{platform.machine()} {platform.processor() or 'cpu'}, {os.cpu_count()} cores, "
+               f"torch {torch.__version__}, {torch.get_num_threads()} torch threads")
+    command = "python benchmarks/perf/roofline.py " + " ".join(argv if argv is not None else os.sys.argv[1:])
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(
         "# Roofline of the hot loop (CPU)\n\n"
-        f"Command: `python benchmarks/perf/roofline.py {' '.join(argv or [])}`\n\nMachine: {machine}\n\n"
-        "Columns after the bound are fractions of it (ours / bound); paired cos/sin blocks do "
-        "half the matmul of the bound's `(b×d)·(d×r)`, so a fraction above 1 is possible.\n\n"
+        f"Command: `{command.strip()}`\n\nMachine: {machine}\n\n"
+        f"Load before: `{load_before}`  \nLoad after: `{load()}`\n\n"
+        f"b = {args.rows} rows; fit = {args.steps} steps of default `DSGRegressor` "
+        f"(preconditioned); predict on {args.predict_rows} rows with the fitted steps·r features. "
+        "Columns after the bound are fractions of it (ours / bound), from the minimum and the "
+        "median of the repeats; the bound uses the minimum times. Paired cos/sin blocks do half "
+        "the matmul of the bound's `(b×d)·(d×r)`, so fractions above 1 are possible.\n\n"
         + "\n".join(lines) + "\n")
 
 

@@ -25,8 +25,6 @@ from .features.base import FeatureMap
 __all__ = ["Expansion"]
 
 _RENORMALISE_BELOW = 1e-8
-_CHUNK_BYTES = 16 * 2**20  # feature matrix evaluated at a time
-_PARAM_BYTES = 4 * 2**20  # block parameters gathered at a time
 
 
 class Expansion:
@@ -155,25 +153,19 @@ class Expansion:
         return self._contract(X, coef) + intercept
 
     def _contract(self, X: torch.Tensor, coef: torch.Tensor) -> torch.Tensor:
-        """``Σ_j ψ_j(X)ᵀ coef_j`` over all live blocks, evaluated in chunks. O(n·J·r·d)."""
-        n, r = X.shape[0], self.feature_map.block_size
-        out = torch.zeros((n, self.n_outputs), dtype=self.dtype, device=self.device)
-        if self.n_blocks == 0 or n == 0:
-            return out
-        row_chunk = max(1, min(n, _CHUNK_BYTES // (r * X.element_size())))
-        block_chunk = max(1, min(_CHUNK_BYTES // (row_chunk * r * X.element_size()),
-                                 _PARAM_BYTES // (self.feature_map.block_param_numel() * X.element_size())))
-        for i in range(0, n, row_chunk):
-            rows = X[i : i + row_chunk]
-            for j in range(0, self.n_blocks, block_chunk):
-                blocks = range(j, min(j + block_chunk, self.n_blocks))
-                Phi = self.feature_map.features(rows, blocks)  # (m, K, r)
-                out[i : i + row_chunk] += Phi.reshape(rows.shape[0], -1) @ coef[blocks.start : blocks.stop].reshape(-1, self.n_outputs)
-        return out
+        """``Σ_j ψ_j(X)ᵀ coef_j`` over all live blocks. O(n·J·r·d), the hot loop.
 
-    def block_features(self, X: torch.Tensor, block: int) -> torch.Tensor:
-        """``ψ_block(X)``, ``(n, r)``."""
-        return self.feature_map.features(X, [block])[:, 0, :]
+        The feature map evaluates it in cache-sized chunks (fused GEMM, cos/sin and
+        contraction for the Fourier families), never holding the ``n × D`` feature matrix.
+        """
+        out = torch.zeros((X.shape[0], self.n_outputs), dtype=self.dtype, device=self.device)
+        if self.n_blocks == 0 or X.shape[0] == 0:
+            return out
+        return self.feature_map.contract(X, coef[: self.n_blocks], out)
+
+    def block_features(self, X: torch.Tensor, block: int, out: torch.Tensor | None = None) -> torch.Tensor:
+        """``ψ_block(X)``, ``(n, r)``; written into ``out`` (a reusable buffer) when given."""
+        return self.feature_map.block_features(X, block, out)
 
 
 def _resized(tensor: torch.Tensor, capacity: int) -> torch.Tensor:

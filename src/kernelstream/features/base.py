@@ -13,6 +13,7 @@ normalised so that ``E[ψ_j(x)ᵀ ψ_j(y)] = k(x, y)``.
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from typing import ClassVar, Sequence
 
@@ -20,7 +21,10 @@ import torch
 
 __all__ = ["FeatureMap"]
 
-DEFAULT_CACHE_BYTES = 8 * 2**20
+#: default memory budget of drawn block parameters, per feature map (env KERNELSTREAM_CACHE_MB)
+DEFAULT_CACHE_BYTES = int(float(os.environ.get("KERNELSTREAM_CACHE_MB", 32)) * 2**20)
+_CHUNK_BYTES = 16 * 2**20  # generic contraction: feature matrix evaluated at a time
+_PARAM_BYTES = 4 * 2**20  # generic contraction: block parameters gathered at a time
 
 
 class FeatureMap(ABC):
@@ -36,10 +40,12 @@ class FeatureMap(ABC):
         Number of features ``r`` per block.
     seed : int
         64-bit seed; block ``j`` depends on ``(seed, j)`` only.
-    cache_bytes : int, default=8 MiB
-        Memory budget for drawn block parameters. Blocks are cached in index order until the
-        budget is spent and regenerated beyond it; training scans blocks ``0..t-1`` cyclically,
-        for which a fixed prefix beats LRU (which would miss on every access).
+    cache_bytes : int, default=32 MiB
+        Memory budget for drawn block parameters (``KERNELSTREAM_CACHE_MB`` changes the
+        default). The policy is a *pinned prefix*: blocks are cached in index order until the
+        budget is spent and regenerated beyond it. Training and prediction scan blocks
+        ``0..t-1`` cyclically, on which LRU misses on every access once the scan outgrows the
+        budget; the prefix hits on a fixed ``budget / block bytes`` of them, every scan.
     """
 
     name: ClassVar[str] = ""
@@ -103,6 +109,33 @@ class FeatureMap(ABC):
         """Features of the given blocks on ``X``: ``(n, len(blocks), r)``, block-major."""
         return self._features(X, [self.draw(j, X.device, X.dtype) for j in blocks])
 
+    def block_features(self, X: torch.Tensor, block: int, out: torch.Tensor | None = None) -> torch.Tensor:
+        """``ψ_block(X)``, ``(n, r)``; families with a fused path write it into ``out`` when given."""
+        return self.features(X, [block])[:, 0, :]
+
+    def contract(self, X: torch.Tensor, coef: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+        """``Σ_j ψ_j(X) coef_j`` over blocks ``0..J−1`` (``coef`` is ``(J, r, C)``), added to
+        ``out`` (zeros when ``None``), ``(n, C)``. O(n·J·r·d).
+
+        This generic path evaluates the features in chunks of bounded size and contracts each
+        chunk with one GEMM; families with a fused kernel override it.
+        """
+        n, (J, r, C) = X.shape[0], coef.shape
+        if out is None:
+            out = torch.zeros((n, C), dtype=X.dtype, device=X.device)
+        if J == 0 or n == 0:
+            return out
+        row_chunk = max(1, min(n, _CHUNK_BYTES // (r * X.element_size())))
+        block_chunk = max(1, min(_CHUNK_BYTES // (row_chunk * r * X.element_size()),
+                                 _PARAM_BYTES // (self.block_param_numel() * X.element_size())))
+        for i in range(0, n, row_chunk):
+            rows = X[i : i + row_chunk]
+            for j in range(0, J, block_chunk):
+                blocks = range(j, min(j + block_chunk, J))
+                Phi = self.features(rows, blocks)  # (m, K, r)
+                out[i : i + row_chunk] += Phi.reshape(rows.shape[0], -1) @ coef[blocks.start : blocks.stop].reshape(-1, C)
+        return out
+
     def block_param_numel(self) -> int:
         """Number of parameters of one block (sizes evaluation chunks); ``d·r`` by default."""
         return self.n_features_in * self.block_size
@@ -112,6 +145,10 @@ class FeatureMap(ABC):
         ``Φ(X) Φ(Y)ᵀ ≈ k(X, Y)``."""
         Z = self.features(X, range(n_blocks))
         return Z.reshape(X.shape[0], -1) * n_blocks**-0.5
+
+    def n_cached_blocks(self) -> int:
+        """Number of blocks whose parameters are held in the cache (all devices and dtypes)."""
+        return len(self._cache)
 
     def clear_cache(self) -> None:
         self._cache.clear()

@@ -24,6 +24,8 @@ import torch
 from scipy.special import gammaincinv, ndtri
 
 from .. import rng
+from ..kernels.fourier import fourier_block, fourier_contract
+from ..kernels.workspace import scratch
 from .base import FeatureMap
 from .structured import SAMPLINGS, paired_cos_sin, qmc_uniform, standard_normal
 
@@ -77,6 +79,82 @@ class _Fourier(FeatureMap):
     def _features(self, X: torch.Tensor, params: list[torch.Tensor]) -> torch.Tensor:
         return fourier_features(X, params)
 
+    # -- the hot loop: parameters in one pinned-prefix slab, fused contraction ----------------
+    def _slab(self, device: torch.device, dtype: torch.dtype) -> "_Slab":
+        key = ("slab", device, dtype)
+        slab = self._cache.get(key)
+        if slab is None:
+            rows, h = self._param_shape()
+            other = self._cached_bytes  # budget left by slabs of other devices/dtypes
+            limit = max(0, (self.cache_bytes - other) // (rows * h * dtype.itemsize))
+            slab = self._cache[key] = _Slab(rows, h, limit, dtype, device)
+        return slab
+
+    def _param_shape(self) -> tuple[int, int]:
+        d, h = self._shape()
+        return d + (0 if self.paired else 1), h
+
+    def _extend(self, slab: "_Slab", n_blocks: int) -> None:
+        """Draw blocks ``slab.n .. n_blocks−1`` into the slab (as far as the budget allows)."""
+        target = min(n_blocks, slab.limit)
+        if target <= slab.n:
+            return
+        before = slab.nbytes()
+        slab.reserve(target)
+        for j in range(slab.n, target):
+            slab.tensor[:, j * slab.h : (j + 1) * slab.h].copy_(self._draw(j, slab.device))
+        slab.n = target
+        self._cached_bytes += slab.nbytes() - before
+
+    def draw(self, block, device=None, dtype=torch.float32):
+        """Parameters of one block: a view of the cached prefix, or drawn afresh beyond it."""
+        device = torch.device(device or "cpu")
+        slab = self._slab(device, dtype)
+        if block < slab.limit:
+            self._extend(slab, block + 1)
+            return slab.tensor[:, block * slab.h : (block + 1) * slab.h]
+        return self._draw(block, device).to(dtype)
+
+    def n_cached_blocks(self) -> int:
+        return sum(slab.n for slab in self._cache.values())
+
+    def _groups(self, device: torch.device, dtype: torch.dtype):
+        """``groups(J, k)`` for :func:`fourier_contract`: runs of ``k`` blocks as slab views
+        (cached prefix) or regenerated into a scratch buffer (beyond the budget)."""
+        slab = self._slab(device, dtype)
+
+        def groups(J: int, k: int):
+            self._extend(slab, J)
+            for j0 in range(0, min(J, slab.n), k):
+                j1 = min(j0 + k, slab.n, J)
+                yield j0, j1, slab.tensor[:, j0 * slab.h : j1 * slab.h]
+            for j0 in range(slab.n, J, k):  # beyond the budget: regenerate
+                j1 = min(j0 + k, J)
+                W = scratch("regenerated", (slab.rows, (j1 - j0) * slab.h), dtype, device)
+                for j in range(j0, j1):
+                    W[:, (j - j0) * slab.h : (j - j0 + 1) * slab.h].copy_(self._draw(j, device))
+                yield j0, j1, W
+
+        return groups
+
+    def _fused(self) -> bool:
+        """The fused path applies when features are plain Fourier features of ``X`` (a subclass
+        that transforms ``X`` first, such as ``exp_chi2``, overrides ``_features``)."""
+        return type(self)._features is _Fourier._features
+
+    def contract(self, X, coef, out=None):
+        """``Σ_j ψ_j(X) coef_j``, fused: one GEMM + cos/sin + contraction per cache-sized chunk."""
+        if not self._fused():
+            return super().contract(X, coef, out)
+        if out is None:
+            out = torch.zeros((X.shape[0], coef.shape[2]), dtype=X.dtype, device=X.device)
+        return fourier_contract(X, coef, self._groups(X.device, X.dtype), self.paired, out)
+
+    def block_features(self, X, block, out=None):
+        if not self._fused():
+            return super().block_features(X, block, out)
+        return fourier_block(X, self.draw(block, X.device, X.dtype), self.paired, out)
+
     def block_param_numel(self) -> int:
         d, h = self._shape()
         return (d + (0 if self.paired else 1)) * h
@@ -96,6 +174,29 @@ class _Fourier(FeatureMap):
 
     def _distances(self, X: torch.Tensor, Y: torch.Tensor, p: float) -> torch.Tensor:
         return torch.cdist(X, Y, p=p)
+
+
+class _Slab:
+    """Parameters of blocks ``0..n−1`` side by side, ``(rows, capacity·h)``, at most ``limit`` blocks."""
+
+    def __init__(self, rows: int, h: int, limit: int, dtype: torch.dtype, device: torch.device):
+        self.rows, self.h, self.limit, self.n = rows, h, limit, 0
+        self.device = device
+        self.tensor = torch.empty((rows, 0), dtype=dtype, device=device)
+
+    def capacity(self) -> int:
+        return self.tensor.shape[1] // self.h
+
+    def nbytes(self) -> int:
+        return self.tensor.numel() * self.tensor.element_size()
+
+    def reserve(self, n_blocks: int) -> None:
+        if n_blocks <= self.capacity():
+            return
+        capacity = min(self.limit, max(n_blocks, 2 * self.capacity()))  # doubling, capped
+        grown = torch.empty((self.rows, capacity * self.h), dtype=self.tensor.dtype, device=self.device)
+        grown[:, : self.n * self.h] = self.tensor[:, : self.n * self.h]
+        self.tensor = grown
 
 
 class GaussianRFF(_Fourier):

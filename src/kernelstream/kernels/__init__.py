@@ -1,0 +1,13 @@
+"""Hot-loop kernels: fused evaluation of random-feature expansions.
+
+- :mod:`.workspace`: reusable scratch buffers (fresh memory costs page faults in hot loops);
+- :mod:`.fourier`: ``Σ_j ψ_j(X) c_j`` for Fourier blocks in cache-sized chunks, in torch ops
+  (CPU and CUDA), never materialising the whole ``n × D`` feature matrix;
+- :mod:`.triton_fourier`: the same contraction and the new block's gradient as fused Triton
+  kernels that draw the block parameters inside the kernel (imported only when needed).
+"""
+
+from .fourier import fourier_block, fourier_contract
+from .workspace import scratch
+
+__all__ = ["fourier_block", "fourier_contract", "scratch"]
