@@ -18,6 +18,7 @@ quasi-Monte Carlo). They keep each frequency's law and lower the variance; see
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 import torch
@@ -146,6 +147,12 @@ class _Fourier(FeatureMap):
         """``Σ_j ψ_j(X) coef_j``, fused: one GEMM + cos/sin + contraction per cache-sized chunk."""
         if not self._fused():
             return super().contract(X, coef, out)
+        if X.is_cuda and _use_triton() and X.dtype == torch.float32:
+            from ..kernels import triton_fourier
+
+            if triton_fourier.supports(self):  # draws inside the kernel, no W in memory
+                result = triton_fourier.contract(X, coef, self)
+                return result if out is None else out.add_(result)
         if out is None:
             out = torch.zeros((X.shape[0], coef.shape[2]), dtype=X.dtype, device=X.device)
         return fourier_contract(X, coef, self._groups(X.device, X.dtype), self.paired, out)
@@ -174,6 +181,11 @@ class _Fourier(FeatureMap):
 
     def _distances(self, X: torch.Tensor, Y: torch.Tensor, p: float) -> torch.Tensor:
         return torch.cdist(X, Y, p=p)
+
+
+def _use_triton() -> bool:
+    """Opt-in (``KERNELSTREAM_TRITON=1``) fused Triton kernels on CUDA; the torch path otherwise."""
+    return os.environ.get("KERNELSTREAM_TRITON", "0") == "1"
 
 
 class _Slab:
