@@ -1,10 +1,10 @@
 """kernelstream: kernel machines that scale, by doubly stochastic gradients on seeded features."""
 
 from .estimators import (AOGDClassifier, DSGClassifier, DSGDensityRatio, DSGOneClass, DSGRegressor,
-                         RandomFeatures)
+                         GoGPRegressor, RandomFeatures)
 from .io import load
 
 __version__ = "0.1.0"
 
 __all__ = ["AOGDClassifier", "DSGClassifier", "DSGDensityRatio", "DSGOneClass", "DSGRegressor",
-           "RandomFeatures", "load", "__version__"]
+           "GoGPRegressor", "RandomFeatures", "load", "__version__"]

@@ -2,9 +2,10 @@
 
 from .aogd import AOGDClassifier
 from .classification import DSGClassifier
+from .gogp import GoGPRegressor
 from .novelty import DSGDensityRatio, DSGOneClass
 from .random_features import RandomFeatures
 from .regression import DSGRegressor
 
 __all__ = ["AOGDClassifier", "DSGClassifier", "DSGDensityRatio", "DSGOneClass", "DSGRegressor",
-           "RandomFeatures"]
+           "GoGPRegressor", "RandomFeatures"]

@@ -1,0 +1,297 @@
+"""GoGPRegressor: online GP regression with a geometric inducing set (Le et al., KAIS 2019).
+
+The estimator validates input, fixes the hyper-parameters, chooses the device and feeds points
+one at a time to the pure solvers :class:`~kernelstream.solvers.gogp.GoGPKernelState` and
+:class:`~kernelstream.solvers.gogp_rf.GoGPFeatureState`.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from contextlib import contextmanager
+
+import numpy as np
+import torch
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._device import resolve_device, to_tensor
+from .._validation import Integral, Interval, Real, StrOptions
+from ..features import KERNELS, make_feature_map, resolve_sigma
+from ..solvers.gogp import GoGPKernelState
+from ..solvers.gogp_rf import GoGPFeatureState
+from ..solvers.gp_evidence import fit_gp_hyperparameters
+from ._base import assign_parameters
+
+__all__ = ["GoGPRegressor"]
+
+#: at most this many points enter the O(n³) marginal-likelihood fit
+MAX_EVIDENCE_POINTS = 500
+
+
+class GoGPRegressor(RegressorMixin, BaseEstimator):
+    """Online Gaussian-process regression with an inducing set chosen by distance to its span.
+
+    A point joins the inducing set ``U`` when its posterior standard deviation given ``U``
+    (the distance of its feature to the span of ``U``'s, noise left out) exceeds ``theta``;
+    ``(K_UU + s²I)⁻¹`` is kept by Schur-complement updates, O(|U|²) per point. The mean is
+    ``μ(x) = d(x)ᵀγ`` with ``d(x) = (K_UU + s²I)⁻¹k_U(x)`` (Prop. 1 of the paper) and
+    effective labels ``γ`` fitted to every point seen by recursive least squares
+    (``solver="rls"``), or the paper's projected SGD (``solver="sgd"``); the standard deviation
+    is Prop. 1's ``sqrt(k(x,x) − k_Uᵀ(K_UU + s²I)⁻¹k_U)``. ``theta → 0`` gives the exact GP.
+    See :mod:`kernelstream.solvers.gogp` for the update rules.
+
+    Parameters
+    ----------
+    kernel : str, default="rbf"
+        A registered kernel ("rbf", "laplace", "matern", ...); the random-feature variant needs
+        one with random features (every registered family has them).
+    sigma : float, "auto" or "median", default="auto"
+        Bandwidth. "auto": maximise the exact GP marginal likelihood on the warm-start portion
+        (at most 500 points), starting from the median distance; "median": median heuristic.
+    noise : float or "auto", default="auto"
+        Noise variance ``s²``, in units of ``y²``. A number means the prior ``y ~ GP(mean(y), k)``
+        with unit amplitude, as ``GaussianProcessRegressor(kernel=RBF(sigma), alpha=noise)``.
+        "auto": noise and signal amplitude by marginal likelihood (targets are then scaled by
+        the amplitude, so ``theta`` is relative to the prior standard deviation).
+    theta : float, default=0.05
+        Join threshold on the posterior standard deviation (in units of the prior's); 0 keeps
+        every point.
+    variant : {"kernel", "random_features"}, default="kernel"
+        Inducing set, or a weight vector over ``n_components`` random features.
+    n_components : int, default=1024
+        Random features of the "random_features" variant (posterior kept in O(D²) per point).
+    solver : {"rls", "sgd"}, default="rls"
+        Mean learner: recursive least squares on the projections (default), or the paper's
+        SGD step ``2α_t/(λt)`` with ``λ = 2s²/N`` and ball projection.
+    max_inducing : int or None, default=1024
+        Budget on ``|U|``. Past it, the most redundant member (largest ``[(K_UU+s²I)⁻¹]_uu``,
+        i.e. nearest to the span of the others) is removed and its share re-projected.
+    n_neighbors : int or None, default=None
+        ``solver="sgd"`` only: project onto the ``n_neighbors`` nearest members of U instead of
+        all of it.
+    average : bool, default=False
+        ``solver="sgd"`` only: predict with the average of the iterates.
+    warm_start : float, default=0.1
+        Fraction of ``fit``'s data used for the warm-start phase (random draws for
+        ``n_epochs`` epochs, each draw weighted ``1/n_epochs``) and for the hyper-parameters;
+        the rest is one online pass. 0 disables it.
+    n_epochs : int, default=3
+        Epochs of random draws in the warm-start phase.
+    kernel_params : dict, default=None
+    random_state : int, RandomState or None
+        Seeds the warm-start draws and the random features.
+    device : {"cpu", "auto", "cuda"}, default="cpu"
+        Updates are sequential rank-one operations, latency bound: the CPU is usually faster.
+
+    Attributes
+    ----------
+    progressive_rmse_ : float
+        RMSE of the predictions made before learning each online point (``nan`` if none).
+    n_inducing_ : int
+        ``|U|`` (0 for the random-feature variant).
+    sigma_, noise_, amplitude_ : float
+        Bandwidth, noise variance and signal variance (``y`` units).
+    y_offset_, y_scale_ : float
+        Prior mean and the scale of the internal targets ``(y − y_offset_)/y_scale_``.
+    state_ : GoGPKernelState or GoGPFeatureState
+    t_ : int
+        Points learnt (draws included).
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelstream import GoGPRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-3, 3, (400, 1)); y = np.sin(X[:, 0]) + 0.1 * rng.standard_normal(400)
+    >>> model = GoGPRegressor(random_state=0).fit(X, y)
+    >>> mean, std = model.predict(X[:2], return_std=True)
+    >>> model.n_inducing_ < 40, round(model.progressive_rmse_, 2)
+    (True, 0.1)
+    """
+
+    _parameter_constraints: dict = {
+        "kernel": [str],
+        "sigma": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto", "median"})],
+        "noise": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "theta": [Interval(Real, 0, None, closed="left")],
+        "variant": [StrOptions({"kernel", "random_features"})],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "solver": [StrOptions({"rls", "sgd"})],
+        "max_inducing": [Interval(Integral, 1, None, closed="left"), None],
+        "n_neighbors": [Interval(Integral, 1, None, closed="left"), None],
+        "average": ["boolean"],
+        "warm_start": [Interval(Real, 0, 1, closed="both")],
+        "n_epochs": [Interval(Integral, 1, None, closed="left")],
+        "kernel_params": [dict, None],
+        "random_state": ["random_state"],
+        "device": [str],
+    }
+
+    def __init__(self, *, kernel="rbf", sigma="auto", noise="auto", theta=0.05, variant="kernel",
+                 n_components=1024, solver="rls", max_inducing=1024, n_neighbors=None,
+                 average=False, warm_start=0.1, n_epochs=3, kernel_params=None,
+                 random_state=None, device="cpu"):
+        assign_parameters(self, locals())
+
+    # -- public API -----------------------------------------------------------------------
+    def fit(self, X, y):
+        """Warm start on the first ``warm_start`` fraction, then one online pass over the rest."""
+        with self._unchanged_on_error():
+            self._validate_params()
+            self._check_params()
+            X, y = validate_data(self, X, y, reset=True, dtype=np.float64, y_numeric=True)
+            for name in [n for n in vars(self) if n.endswith("_") and not n.startswith("__")]:
+                if name not in ("n_features_in_", "feature_names_in_"):
+                    delattr(self, name)
+            n = X.shape[0]
+            n_warm = min(n, max(1, round(self.warm_start * n))) if self.warm_start > 0 else 0
+            rng = check_random_state(self.random_state)
+            self._initialise(X, y, n_warm, n_total=n, rng=rng)
+            Xt = to_tensor(X, torch.float64, self.device_)
+            z = (y - self.y_offset_) / self.y_scale_
+            for i in rng.randint(0, n_warm, size=self.n_epochs * n_warm) if n_warm else ():
+                self._learn(Xt[i], z[i], 1.0 / self.n_epochs, record=False)
+            for i in range(n_warm, n):
+                self._learn(Xt[i], z[i], 1.0, record=True)
+            self._finish()
+        return self
+
+    def partial_fit(self, X, y):
+        """Predict-then-learn each row in order; the first call fixes the hyper-parameters."""
+        with self._unchanged_on_error():
+            first = not hasattr(self, "state_")
+            if first:
+                self._validate_params()
+                self._check_params()
+            X, y = validate_data(self, X, y, reset=first, dtype=np.float64, y_numeric=True)
+            if first:
+                self._initialise(X, y, X.shape[0], n_total=0,
+                                 rng=check_random_state(self.random_state))
+            self.state_.n_total += X.shape[0]
+            Xt = to_tensor(X, torch.float64, self.device_)
+            z = (y - self.y_offset_) / self.y_scale_
+            for i in range(X.shape[0]):
+                self._learn(Xt[i], z[i], 1.0, record=True)
+            self._finish()
+        return self
+
+    def predict(self, X, return_std=False, include_noise=False):
+        """Posterior mean; with ``return_std`` also the standard deviation of ``f(x)``
+        (Prop. 1), or of ``y`` when ``include_noise`` (``sqrt(std² + noise_)``)."""
+        check_is_fitted(self, "state_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        Xt = to_tensor(X, torch.float64, self.device_)
+        if self.variant == "kernel":
+            mean, var = self.state_.predict(Xt)
+        else:
+            mean, var = self.state_.predict(self._features(Xt))
+        mean = mean.cpu().numpy() * self.y_scale_ + self.y_offset_
+        if not return_std:
+            return mean
+        var = var.cpu().numpy() * self.y_scale_**2 + (self.noise_ if include_noise else 0.0)
+        return mean, np.sqrt(var)
+
+    # -- internals ------------------------------------------------------------------------
+    def _check_params(self) -> None:
+        if self.kernel not in KERNELS:
+            raise ValueError(f"Unknown kernel {self.kernel!r}; choose one of {sorted(KERNELS)} "
+                             "or register yours with kernelstream.features.register_kernel.")
+        resolve_device(self.device)
+
+    def _initialise(self, X, y, n_sample, n_total, rng) -> None:
+        """Hyper-parameters from the first ``n_sample`` rows, the feature map and the state."""
+        self.device_ = resolve_device(self.device)
+        self.seed_ = int(rng.randint(0, 2**63 - 1, dtype=np.int64))
+        rows = slice(0, max(1, min(n_sample, MAX_EVIDENCE_POINTS)))
+        if n_sample < 2:  # too few points for an evidence fit: use the first ones available
+            rows = slice(0, min(X.shape[0], MAX_EVIDENCE_POINTS))
+        block = self.n_components if self.variant == "random_features" else 2
+        self.feature_map_ = make_feature_map(self.kernel, X.shape[1], 1.0, block, self.seed_,
+                                             kernel_params=self.kernel_params)
+        self._set_hyperparameters(X[rows], y[rows])
+        z_max = float(np.max(np.abs((y[rows] - self.y_offset_) / self.y_scale_))) or 1.0
+        if self.variant == "kernel":
+            self.state_ = GoGPKernelState(
+                self.feature_map_.kernel, self._noise_z, self.theta, solver=self.solver,
+                max_inducing=self.max_inducing, n_neighbors=self.n_neighbors,
+                average=self.average, z_max=z_max, n_total=n_total,
+                n_features_in=X.shape[1], device=self.device_)
+        else:
+            self.state_ = GoGPFeatureState(
+                self.n_components, self._noise_z, solver=self.solver, average=self.average,
+                z_max=z_max, n_total=n_total, device=self.device_)
+        self._sq_sum, self._n_online = 0.0, 0
+
+    def _set_hyperparameters(self, X, y) -> None:
+        """ML-II on ``(X, y)`` for what is "auto"; fixed values are kept (see class docstring)."""
+        fm = self.feature_map_
+        offset = float(np.mean(y))
+        spread = float(np.std(y)) if len(y) > 1 and np.std(y) > 0 else 1.0
+        if self.sigma == "auto" or self.sigma == "median":
+            sigma0 = resolve_sigma("median", X, type(fm).distance, 1.0, seed=self.seed_ % 2**32)
+        else:
+            sigma0 = float(self.sigma)
+        fit_sigma, fit_noise = self.sigma == "auto", self.noise == "auto"
+        scale = spread if fit_noise else 1.0                      # z = (y − mean)/scale
+        noise0 = 0.1 if fit_noise else float(self.noise)
+        sigma, amplitude, noise = sigma0, 1.0, noise0
+        if (fit_sigma or fit_noise) and len(y) >= 3:
+            Xt = torch.as_tensor(X, dtype=torch.float64)
+            zt = torch.as_tensor((y - offset) / scale, dtype=torch.float64)
+            hp = fit_gp_hyperparameters(_kernel_of_sigma(fm), Xt, zt, sigma0=sigma0,
+                                        fit_sigma=fit_sigma, noise0=noise0, fit_noise=fit_noise)
+            sigma, amplitude, noise = hp.sigma, hp.amplitude, hp.noise
+        fm.sigma = float(sigma)
+        self.sigma_ = float(sigma)
+        self.y_offset_ = offset
+        self.y_scale_ = scale * math.sqrt(amplitude)              # internal prior: unit amplitude
+        self._noise_z = noise / amplitude                         # s² in internal units
+        self.noise_ = self._noise_z * self.y_scale_**2            # s² in units of y²
+        self.amplitude_ = self.y_scale_**2
+
+    def _features(self, Xt: torch.Tensor) -> torch.Tensor:
+        return self.feature_map_.transform(Xt, 1)                 # (n, D), φᵀφ ≈ k
+
+    def _learn(self, x: torch.Tensor, z: float, weight: float, record: bool) -> None:
+        if self.variant == "kernel":
+            mean = self.state_.update(x, float(z), weight)
+        else:
+            mean = self.state_.update(self._features(x[None])[0], float(z), weight)
+        if record:
+            self._sq_sum += ((mean - z) * self.y_scale_) ** 2
+            self._n_online += 1
+
+    def _finish(self) -> None:
+        self.n_inducing_ = self.state_.size if self.variant == "kernel" else 0
+        self.t_ = self.state_.t
+        self.progressive_rmse_ = (math.sqrt(self._sq_sum / self._n_online) if self._n_online
+                                  else float("nan"))
+
+    @contextmanager
+    def _unchanged_on_error(self):
+        """Restore every attribute, and the solver state, if the body raises."""
+        saved = dict(self.__dict__)
+        state = copy.deepcopy(saved["state_"]) if "state_" in saved else None
+        try:
+            yield
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            if state is not None:
+                self.state_ = state
+            raise
+
+
+def _kernel_of_sigma(feature_map):
+    """``(σ, A, B) ↦ k_σ(A, B)`` with autograd through σ, on a copy of the feature map."""
+    fm = copy.copy(feature_map)
+
+    def kernel(sigma, A, B):
+        fm.sigma = sigma
+        return fm.kernel(A, B)
+
+    return kernel
