@@ -56,12 +56,14 @@ class GoGPRegressor(RegressorMixin, BaseEstimator):
         with unit amplitude, as ``GaussianProcessRegressor(kernel=RBF(sigma), alpha=noise)``.
         "auto": noise and signal amplitude by marginal likelihood (targets are then scaled by
         the amplitude, so ``theta`` is relative to the prior standard deviation).
-    theta : float, default=0.05
+    theta : float or "auto", default="auto"
         Join threshold on the posterior standard deviation (in units of the prior's); 0 keeps
-        every point.
+        every point. "auto": the noise standard deviation in the same units, ``sqrt(s²/a)``
+        — a point joins when ``U`` predicts it worse than the noise level (the paper's
+        augmented distance, noise included, above ``√2·s``).
     variant : {"kernel", "random_features"}, default="kernel"
         Inducing set, or a weight vector over ``n_components`` random features.
-    n_components : int, default=1024
+    n_components : int, default=512
         Random features of the "random_features" variant (posterior kept in O(D²) per point).
     solver : {"rls", "sgd"}, default="rls"
         Mean learner: recursive least squares on the projections (default), or the paper's
@@ -75,9 +77,9 @@ class GoGPRegressor(RegressorMixin, BaseEstimator):
     average : bool, default=False
         ``solver="sgd"`` only: predict with the average of the iterates.
     warm_start : float, default=0.1
-        Fraction of ``fit``'s data used for the warm-start phase (random draws for
-        ``n_epochs`` epochs, each draw weighted ``1/n_epochs``) and for the hyper-parameters;
-        the rest is one online pass. 0 disables it.
+        Fraction of ``fit``'s data used for the warm-start phase (``n_epochs`` epochs of
+        random draws without replacement, each draw weighted ``1/n_epochs``) and for the
+        hyper-parameters; the rest is one online pass. 0 disables it.
     n_epochs : int, default=3
         Epochs of random draws in the warm-start phase.
     kernel_params : dict, default=None
@@ -94,6 +96,8 @@ class GoGPRegressor(RegressorMixin, BaseEstimator):
         ``|U|`` (0 for the random-feature variant).
     sigma_, noise_, amplitude_ : float
         Bandwidth, noise variance and signal variance (``y`` units).
+    theta_ : float
+        Join threshold used (units of the prior standard deviation).
     y_offset_, y_scale_ : float
         Prior mean and the scale of the internal targets ``(y − y_offset_)/y_scale_``.
     state_ : GoGPKernelState or GoGPFeatureState
@@ -117,7 +121,7 @@ class GoGPRegressor(RegressorMixin, BaseEstimator):
         "kernel": [str],
         "sigma": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto", "median"})],
         "noise": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
-        "theta": [Interval(Real, 0, None, closed="left")],
+        "theta": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "variant": [StrOptions({"kernel", "random_features"})],
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "solver": [StrOptions({"rls", "sgd"})],
@@ -131,8 +135,8 @@ class GoGPRegressor(RegressorMixin, BaseEstimator):
         "device": [str],
     }
 
-    def __init__(self, *, kernel="rbf", sigma="auto", noise="auto", theta=0.05, variant="kernel",
-                 n_components=1024, solver="rls", max_inducing=1024, n_neighbors=None,
+    def __init__(self, *, kernel="rbf", sigma="auto", noise="auto", theta="auto", variant="kernel",
+                 n_components=512, solver="rls", max_inducing=1024, n_neighbors=None,
                  average=False, warm_start=0.1, n_epochs=3, kernel_params=None,
                  random_state=None, device="cpu"):
         assign_parameters(self, locals())
@@ -153,7 +157,8 @@ class GoGPRegressor(RegressorMixin, BaseEstimator):
             self._initialise(X, y, n_warm, n_total=n, rng=rng)
             Xt = to_tensor(X, torch.float64, self.device_)
             z = (y - self.y_offset_) / self.y_scale_
-            for i in rng.randint(0, n_warm, size=self.n_epochs * n_warm) if n_warm else ():
+            draws = [rng.permutation(n_warm) for _ in range(self.n_epochs)] if n_warm else []
+            for i in np.concatenate(draws) if draws else ():
                 self._learn(Xt[i], z[i], 1.0 / self.n_epochs, record=False)
             for i in range(n_warm, n):
                 self._learn(Xt[i], z[i], 1.0, record=True)
@@ -216,7 +221,7 @@ class GoGPRegressor(RegressorMixin, BaseEstimator):
         z_max = float(np.max(np.abs((y[rows] - self.y_offset_) / self.y_scale_))) or 1.0
         if self.variant == "kernel":
             self.state_ = GoGPKernelState(
-                self.feature_map_.kernel, self._noise_z, self.theta, solver=self.solver,
+                self.feature_map_.kernel, self._noise_z, self.theta_, solver=self.solver,
                 max_inducing=self.max_inducing, n_neighbors=self.n_neighbors,
                 average=self.average, z_max=z_max, n_total=n_total,
                 n_features_in=X.shape[1], device=self.device_)
@@ -240,7 +245,7 @@ class GoGPRegressor(RegressorMixin, BaseEstimator):
         noise0 = 0.1 if fit_noise else float(self.noise)
         sigma, amplitude, noise = sigma0, 1.0, noise0
         if (fit_sigma or fit_noise) and len(y) >= 3:
-            Xt = torch.as_tensor(X, dtype=torch.float64)
+            Xt = torch.tensor(np.array(X), dtype=torch.float64)
             zt = torch.as_tensor((y - offset) / scale, dtype=torch.float64)
             hp = fit_gp_hyperparameters(_kernel_of_sigma(fm), Xt, zt, sigma0=sigma0,
                                         fit_sigma=fit_sigma, noise0=noise0, fit_noise=fit_noise)
@@ -252,6 +257,7 @@ class GoGPRegressor(RegressorMixin, BaseEstimator):
         self._noise_z = noise / amplitude                         # s² in internal units
         self.noise_ = self._noise_z * self.y_scale_**2            # s² in units of y²
         self.amplitude_ = self.y_scale_**2
+        self.theta_ = math.sqrt(self._noise_z) if self.theta == "auto" else float(self.theta)
 
     def _features(self, Xt: torch.Tensor) -> torch.Tensor:
         return self.feature_map_.transform(Xt, 1)                 # (n, D), φᵀφ ≈ k
