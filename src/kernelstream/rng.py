@@ -39,12 +39,26 @@ _ROUNDS = 10
 
 
 class Stream:
-    """Stream identifiers: independent sequences for the different parameters of one block."""
+    """Stream identifiers: independent sequences for the different parameters of one block.
+
+    Every id is used by one kind of draw only; a new feature family takes a new id here.
+    """
 
     WEIGHTS = 1
     PHASES = 2
     CHI2 = 3
     AUX = 4
+    QMC_SCRAMBLE = 5  # seeds of the scrambled Sobol / Halton engines
+    FASTFOOD_SIGNS = 6  # Fastfood B
+    FASTFOOD_PERM = 7  # Fastfood Π
+    FASTFOOD_GAUSS = 8  # Fastfood G
+    FASTFOOD_RADII = 9  # Fastfood S (χ radii)
+    ORF_RADII = 10  # χ radii of orthogonal random features
+    SKETCH_HASH = 11  # TensorSketch hashes h_k
+    SKETCH_SIGN = 12  # TensorSketch signs s_k
+    MACLAURIN_DEGREE = 13  # random Maclaurin degrees N
+    MACLAURIN_RADEMACHER = 14  # random Maclaurin Rademacher vectors
+    SLOT_PERMUTATION = 15  # slot permutations of the Vedaldi–Zisserman blocks
 
 
 def _mulhilo(multiplier: int, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

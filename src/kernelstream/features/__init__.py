@@ -12,13 +12,18 @@ polynomial                          (⟨x, y⟩/σ² + c)^p by TensorSketch     
 exp_dot                             exp(⟨x, y⟩/σ²) by random Maclaurin           max_degree
 dot_product                         Σ a_N (⟨x, y⟩/σ²)^N by random Maclaurin      coefs
 arccos, arccos0/1/2                 arc-cosine of order n on x/σ                 order, sampling
-chi2, intersection, hellinger, js   additive on histograms, Vedaldi–Zisserman    order, interval
-exp_chi2                            exp(−γ Σ (x − y)²/(x + y)), γ = 1/(2σ²)      gamma, order
+chi2, exp_chi2                      exp(−γ Σ (x − y)²/(x + y)), γ = 1/(2σ²)      gamma, order
+additive_chi2                       Σ 2xy/(x + y), Vedaldi–Zisserman             order, interval
+intersection, hellinger, js         additive on histograms, Vedaldi–Zisserman    order, interval
 ==================================  ===========================================  =================
 
 ``sampling`` is ``"iid"`` (default), ``"orthogonal"`` (not for laplace), ``"sobol"`` or
 ``"halton"`` (:mod:`kernelstream.features.structured`). Families whose kernel has no bandwidth
 (arccos of order 0, the additive ones) ignore ``sigma``.
+
+The χ² names follow scikit-learn: ``"chi2"`` is its ``chi2_kernel`` (the exponentiated χ²) and
+``"additive_chi2"`` the additive kernel ``Σ 2xy/(x + y)`` (``additive_chi2_kernel`` up to sign
+and the ``Σx + Σy`` terms). Until this naming, ``"chi2"`` meant the additive kernel.
 """
 
 from __future__ import annotations
@@ -74,7 +79,8 @@ KERNELS: dict[str, tuple[type[FeatureMap], dict]] = {
     "arccos0": (ArcCosine, {"order": 0}),
     "arccos1": (ArcCosine, {"order": 1}),
     "arccos2": (ArcCosine, {"order": 2}),
-    "chi2": (AdditiveChi2, {}),
+    "chi2": (ExpChi2, {}),
+    "additive_chi2": (AdditiveChi2, {}),
     "intersection": (Intersection, {}),
     "hellinger": (Hellinger, {}),
     "js": (JensenShannon, {}),

@@ -1,5 +1,11 @@
 """Additive homogeneous kernels on histograms (Vedaldi–Zisserman maps), and the exponentiated χ².
 
+Names follow scikit-learn: ``kernel="chi2"`` is the exponentiated χ² kernel
+``exp(−γ Σ (x − y)²/(x + y))`` (:class:`ExpChi2`, scikit-learn's ``chi2_kernel``; ``"exp_chi2"``
+is an alias), ``kernel="additive_chi2"`` the additive one ``Σ 2xy/(x + y)``
+(:class:`AdditiveChi2`; scikit-learn's ``additive_chi2_kernel`` is ``−Σ (x − y)²/(x + y)``, which
+differs from it by ``(Σx + Σy)/2`` terms and a factor ``−1/2``).
+
 An additive kernel ``k(x, y) = Σ_i k(x_i, y_i)`` whose terms are 1-homogeneous
 (``k(cx, cy) = c k(x, y)``) is ``k(x, y) = sqrt(xy) 𝒦(λ)``, ``λ = log y − log x``,
 ``𝒦(λ) = ∫ e^{−iωλ} κ(ω) dω``. Sampling the spectrum ``κ`` at ``ω = jL``, ``|j| ≤ n``, gives
@@ -9,20 +15,19 @@ An additive kernel ``k(x, y) = Σ_i k(x_i, y_i)`` whose terms are 1-homogeneous
 
 so that ``ψ(x)ᵀψ(y) = sqrt(xy) Σ_{|j|≤n} L κ(jL) cos(jLλ) ≈ k(x, y)``.
 
-============  ==========================================  ================================
-kernel        k(x, y) per coordinate                      κ(ω)
-============  ==========================================  ================================
-chi2          2xy / (x + y)                               sech(πω)
-intersection  min(x, y)                                   (2/π) / (1 + 4ω²)
-hellinger     sqrt(xy)                                    δ(ω): ψ(x) = sqrt(x), exact
-js            x/2 log₂((x+y)/x) + y/2 log₂((x+y)/y)       (2/ln 4) sech(πω) / (1 + 4ω²)
-============  ==========================================  ================================
+=============  ==========================================  ================================
+kernel         k(x, y) per coordinate                      κ(ω)
+=============  ==========================================  ================================
+additive_chi2  2xy / (x + y)                               sech(πω)
+intersection   min(x, y)                                   (2/π) / (1 + 4ω²)
+hellinger      sqrt(xy)                                    δ(ω): ψ(x) = sqrt(x), exact
+js             x/2 log₂((x+y)/x) + y/2 log₂((x+y)/y)       (2/ln 4) sech(πω) / (1 + 4ω²)
+=============  ==========================================  ================================
 
 ``order`` is ``n``; the default ``interval`` is ``L = L₁ n^{−a}`` per kernel, fitted here to
 minimise the largest error relative to ``(x + y)/2`` over ``y/x ∈ [e^{−8}, e^8]`` (χ²: 5.3%, 2.1%,
 0.95%, 0.46% for n = 1..4; JS: 3.1%, 1.1%, 0.47%, 0.22%; intersection, whose κ decays slowly:
-14%, 9.9%, 7.7%, 6.3%). Note that scikit-learn's ``chi2_kernel`` is our ``exp_chi2``; its
-``additive_chi2_kernel`` is ``−Σ (x − y)²/(x + y)``, not our ``chi2``.
+14%, 9.9%, 7.7%, 6.3%).
 
 **Blocks.** The embedding has ``m = d(2n+1)`` coordinates. With ``P = ⌈m/r⌉``, block ``j`` holds
 chunk ``j mod P`` of a random permutation (number ``⌊j/P⌋``) of ``P·r`` slots, the slots past ``m``
@@ -45,8 +50,6 @@ from .shift_invariant import _Fourier, fourier_features
 
 __all__ = ["AdditiveChi2", "ExpChi2", "Hellinger", "Intersection", "JensenShannon",
            "check_non_negative"]
-
-_PERMUTATION = 15  # Philox stream id of the slot permutations
 
 _ROW_CHUNK_ELEMENTS = 2**22  # bounds the (rows, m, d) temporaries of the exact kernels
 
@@ -140,7 +143,7 @@ class _AdditiveVZ(FeatureMap):
         if P == 1:
             slots = torch.arange(r, dtype=torch.int64)
         else:
-            keys = rng.random_bits(P * r, self.seed, block // P, _PERMUTATION)
+            keys = rng.random_bits(P * r, self.seed, block // P, rng.Stream.SLOT_PERMUTATION)
             slots = torch.argsort(keys, stable=True)[(block % P) * r : (block % P + 1) * r]
         return slots.clamp_(max=m).double().to(device)  # slot m is the zero feature
 
@@ -152,9 +155,10 @@ class _AdditiveVZ(FeatureMap):
 
 
 class AdditiveChi2(_AdditiveVZ):
-    """Additive χ² kernel ``Σ_i 2 x_i y_i / (x_i + y_i)``; ``κ(ω) = sech(πω)``."""
+    """Additive χ² kernel ``Σ_i 2 x_i y_i / (x_i + y_i)``; ``κ(ω) = sech(πω)``
+    (``kernel="additive_chi2"``)."""
 
-    name = "chi2"
+    name = "additive_chi2"
     default_interval = (0.6, 0.25)
 
     @staticmethod
@@ -224,21 +228,26 @@ class Hellinger(_AdditiveVZ):
 
 class ExpChi2(_Fourier):
     """Exponentiated χ² kernel ``exp(−γ Σ_i (x_i − y_i)² / (x_i + y_i))``, ``γ = 1/(2σ²)`` unless
-    given (scikit-learn's ``chi2_kernel``).
+    given: ``kernel="chi2"`` (alias ``"exp_chi2"``), scikit-learn's ``chi2_kernel``.
 
     ``Σ (x − y)²/(x + y) = Σx + Σy − 2 k_χ²(x, y) = ‖Φ(x) − Φ(y)‖²`` for the χ² embedding ``Φ``,
     so ``k`` is the Gaussian kernel on ``Φ``. Features: Fourier features of
     ``exp(−γ‖u − v‖²)``, ``ω ~ N(0, 2γ I_m)``, on the VZ χ² embedding ``u = Φ_VZ(x)`` (``m = d(2n+1)``)
     (Vedaldi & Zisserman 2012, Section 6). They are unbiased for ``exp(−γ‖Φ_VZ(x) − Φ_VZ(y)‖²)``,
     whose distance is exactly 0 at ``x = y`` and within the VZ error of the χ² distance elsewhere
-    (``order`` and ``interval`` as for ``chi2``; the default order 3 kept that bias under 1% of
-    ``k`` on 8-bin histograms, where order 2 gave 2%); ``sampling`` as for the Fourier families.
+    (``order`` and ``interval`` as for ``additive_chi2``); ``sampling`` as for the Fourier families.
+
+    The default ``order=2`` (``m = 5d``) balances that bias against cost, which grows like ``m``
+    per feature: on 300 MNIST test rows (``X/255``, ``γ`` from ``σ = 0.5 ×`` median distance) the
+    largest ``|k_VZ − k|`` is 0.044, 0.017, 0.0067 for orders 1, 2, 3, against a Monte Carlo error
+    of about 0.03 at D = 16384 features; on 8-bin Dirichlet histograms order 2 leaves 2% of ``k``,
+    order 3 under 1%. Raise ``order`` when the bias matters more than time.
     """
 
-    name = "exp_chi2"
+    name = "chi2"
 
     def __init__(self, n_features_in, sigma=1.0, block_size=256, seed=0, *, gamma=None,
-                 order=3, interval=None, **kw):
+                 order=2, interval=None, **kw):
         if gamma is not None and not gamma > 0:
             raise ValueError(f"gamma must be positive or None; got {gamma!r}.")
         super().__init__(n_features_in, sigma, block_size, seed, **kw)

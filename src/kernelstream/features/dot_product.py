@@ -19,9 +19,6 @@ from .structured import SAMPLINGS, standard_normal
 
 __all__ = ["ArcCosine", "RandomMaclaurin", "TensorSketch", "count_sketch", "tensor_sketch"]
 
-# Philox stream ids beyond rng.Stream's and structured.py's
-_HASH, _SIGN, _DEGREE, _RADEMACHER = 11, 12, 13, 14
-
 
 def count_sketch(X: torch.Tensor, index: torch.Tensor, signs: torch.Tensor, width: int) -> torch.Tensor:
     """``p`` count sketches of the rows of ``X``: ``C[:, k, h_k(i)] += s_k(i) x_i``.
@@ -84,8 +81,10 @@ class TensorSketch(FeatureMap):
 
     def _draw(self, block, device):
         n = self.degree * (self.n_features_in + 1)
-        index = rng.random_bits(n, self.seed, block, _HASH, device) % self.block_size  # h_k(i)
-        signs = 1 - 2 * (rng.random_bits(n, self.seed, block, _SIGN, device) & 1)  # s_k(i)
+        hashes = rng.random_bits(n, self.seed, block, rng.Stream.SKETCH_HASH, device)
+        index = hashes % self.block_size  # h_k(i)
+        bits = rng.random_bits(n, self.seed, block, rng.Stream.SKETCH_SIGN, device)
+        signs = 1 - 2 * (bits & 1)  # s_k(i)
         return torch.stack([index, signs]).view(2, self.degree, -1).double()
 
     def _features(self, X, params):
@@ -153,11 +152,12 @@ class RandomMaclaurin(FeatureMap):
         return out
 
     def _draw(self, block, device):
-        u = rng.uniform((self.block_size,), self.seed, block, _DEGREE)
+        u = rng.uniform((self.block_size,), self.seed, block, rng.Stream.MACLAURIN_DEGREE)
         cdf = torch.cumsum(self._degree_law(), 0)
         degrees = torch.searchsorted(cdf, u).clamp_(max=self.max_degree)  # N ~ P(N)
         n_vectors = int(degrees.sum())
-        bits = rng.random_bits(n_vectors * self.n_features_in, self.seed, block, _RADEMACHER)
+        bits = rng.random_bits(n_vectors * self.n_features_in, self.seed, block,
+                                rng.Stream.MACLAURIN_RADEMACHER)
         signs = (1 - 2 * (bits & 1)).double()  # w_i ∈ {±1}^d, vector-major
         return torch.cat([degrees.double(), signs]).to(device)
 
@@ -220,5 +220,5 @@ class ArcCosine(FeatureMap):
         if self.order == 0:
             features = torch.heaviside(Z, torch.tensor(0.5, dtype=Z.dtype, device=Z.device))
         else:
-            features = torch.relu(Z) ** self.order  # Θ(z) zⁿ
+            features = Z.relu_() if self.order == 1 else Z.relu_().square_()  # Θ(z) zⁿ, in place
         return features.mul_(math.sqrt(2 / r)).view(n, K, r)

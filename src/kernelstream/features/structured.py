@@ -38,11 +38,6 @@ __all__ = ["SAMPLINGS", "FastfoodRBF", "chi_radii", "fwht", "orthogonal_normal",
 #: frequency samplers of the Fourier families (``kernel_params={"sampling": ...}``)
 SAMPLINGS = ("iid", "orthogonal", "sobol", "halton")
 
-# Philox stream ids beyond rng.Stream's (1..4): independent sequences of one block
-_QMC_SCRAMBLE = 5
-_FF_SIGNS, _FF_PERM, _FF_GAUSS, _FF_RADII = 6, 7, 8, 9
-_ORF_RADII = 10
-
 
 def chi_radii(n: int, dof: int, seed: int, block: int, stream: int, device=None) -> torch.Tensor:
     """``n`` χ(dof) draws by inversion: ``sqrt(2 P⁻¹(dof/2, u))``, float64 on ``device``."""
@@ -57,14 +52,14 @@ def orthogonal_normal(d: int, h: int, seed: int, block: int, device=None) -> tor
     G = rng.normal((groups, d, d), seed, block, rng.Stream.WEIGHTS)  # CPU float64
     Q, R = torch.linalg.qr(G)  # G = QR per group
     Q = Q * torch.sign(torch.diagonal(R, dim1=-2, dim2=-1)).unsqueeze(-2)  # Haar: Q diag(sign R_ii)
-    radii = chi_radii(groups * d, d, seed, block, _ORF_RADII).view(groups, 1, d)
+    radii = chi_radii(groups * d, d, seed, block, rng.Stream.ORF_RADII).view(groups, 1, d)
     W = (Q * radii).permute(1, 0, 2).reshape(d, groups * d)  # ω = s_i q_i, s_i ~ χ(d)
     return W[:, :h].contiguous().to(device)
 
 
 def qmc_uniform(n: int, dim: int, seed: int, block: int, engine: str = "sobol") -> np.ndarray:
     """``(n, dim)`` scrambled Sobol or Halton points in ``(0, 1)``, seeded by ``(seed, block)``."""
-    words = [int(w) for w in rng.random_bits(4, seed, block, _QMC_SCRAMBLE)]
+    words = [int(w) for w in rng.random_bits(4, seed, block, rng.Stream.QMC_SCRAMBLE)]
     generator = np.random.default_rng(words)
     cls = {"sobol": qmc.Sobol, "halton": qmc.Halton}[engine]
     with warnings.catch_warnings():  # Sobol's balance needs 2^m points; any n stays unbiased
@@ -164,11 +159,12 @@ class FastfoodRBF(FeatureMap):
 
     def _draw(self, block, device):
         m, p = self._stacks(), self.padded_dim
-        signs = 1.0 - 2.0 * (rng.random_bits(m * p, self.seed, block, _FF_SIGNS) & 1).double()
-        keys = rng.random_bits(m * p, self.seed, block, _FF_PERM).view(m, p)
+        bits = rng.random_bits(m * p, self.seed, block, rng.Stream.FASTFOOD_SIGNS)
+        signs = 1.0 - 2.0 * (bits & 1).double()
+        keys = rng.random_bits(m * p, self.seed, block, rng.Stream.FASTFOOD_PERM).view(m, p)
         perm = torch.argsort(keys, dim=1, stable=True).double()  # Π, one per stack
-        g = rng.normal((m, p), self.seed, block, _FF_GAUSS)
-        s = chi_radii(m * p, p, self.seed, block, _FF_RADII).view(m, p)
+        g = rng.normal((m, p), self.seed, block, rng.Stream.FASTFOOD_GAUSS)
+        s = chi_radii(m * p, p, self.seed, block, rng.Stream.FASTFOOD_RADII).view(m, p)
         scale = s / (g.norm(dim=1, keepdim=True) * math.sqrt(p))  # S_ii = s_i / (‖g‖ √p)
         return torch.stack([signs.view(m, p), perm, g, scale], dim=1).to(device)  # (m, 4, p)
 
