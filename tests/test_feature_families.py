@@ -318,3 +318,27 @@ def test_estimators_accept_the_families_and_save_them(kernel, params, tmp_path):
     features = RandomFeatures(kernel=kernel, kernel_params=params, n_components=64, random_state=0)
     Z = features.fit_transform(X)
     assert Z.shape == (300, 64) and np.isfinite(Z).all()
+
+
+@pytest.mark.parametrize("kernel, params", [("additive_chi2", None), ("hellinger", None),
+                                            ("js", None), ("arccos", {"order": 0}),
+                                            ("arccos0", None)])
+def test_sigma_free_families_report_sigma_one(kernel, params):
+    from kernelstream import DSGClassifier, RandomFeatures
+
+    X = np.random.default_rng(0).uniform(0, 1, size=(80, 4))
+    fm = make_feature_map(kernel, 4, 7.0, 16, 0, kernel_params=params)
+    assert fm.sigma == 1.0 and fm.config()["sigma"] == 1.0
+    Z = fm.features(torch.as_tensor(X), [0])
+    torch.testing.assert_close(Z, _make(kernel, params, 1.0, d=4, block_size=16, seed=0)
+                               .features(torch.as_tensor(X), [0]))
+    clf = DSGClassifier(kernel=kernel, kernel_params=params, block_size=16, batch_size=16,
+                        max_iter=1, random_state=0).fit(X, X[:, 0] > 0.5)
+    assert clf.sigma_ == 1.0
+    rf = RandomFeatures(kernel=kernel, kernel_params=params, n_components=16, random_state=0).fit(X)
+    assert rf.sigma_ == 1.0
+
+
+def test_families_with_a_scale_keep_their_sigma():
+    for kernel, params in [("arccos", None), ("arccos2", None), ("chi2", None)]:
+        assert make_feature_map(kernel, 4, 7.0, 16, 0, kernel_params=params).sigma == 7.0

@@ -19,7 +19,8 @@ intersection, hellinger, js         additive on histograms, Vedaldi–Zisserman 
 
 ``sampling`` is ``"iid"`` (default), ``"orthogonal"`` (not for laplace), ``"sobol"`` or
 ``"halton"`` (:mod:`kernelstream.features.structured`). Families whose kernel has no bandwidth
-(arccos of order 0, the additive ones) ignore ``sigma``.
+(arccos of order 0, the additive ones) ignore ``sigma``: their ``sigma`` is 1.0 whatever is
+given, so estimators report ``sigma_ = 1.0`` for them.
 
 The χ² names follow scikit-learn: ``"chi2"`` is its ``chi2_kernel`` (the exponentiated χ²) and
 ``"additive_chi2"`` the additive kernel ``Σ 2xy/(x + y)`` (``additive_chi2_kernel`` up to sign

@@ -100,6 +100,16 @@ class _AdditiveVZ(FeatureMap):
     def extra_params(self):
         return {"order": self.order, "interval": self.interval}
 
+    @property
+    def sigma(self) -> float:
+        """1.0 always: a homogeneous additive kernel has no bandwidth, so a given σ (such as the
+        estimators' median heuristic) is ignored and ``sigma_`` reports 1.0."""
+        return 1.0
+
+    @sigma.setter
+    def sigma(self, value: float) -> None:
+        pass  # no bandwidth (see the getter)
+
     @staticmethod
     def spectrum(omega: np.ndarray) -> np.ndarray:
         """``κ(ω)``, the inverse Fourier transform of ``𝒦``."""

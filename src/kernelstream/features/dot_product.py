@@ -200,6 +200,15 @@ class ArcCosine(FeatureMap):
     def extra_params(self):
         return {"order": self.order, **({} if self.sampling == "iid" else {"sampling": self.sampling})}
 
+    @property
+    def sigma(self) -> float:
+        """σ; 1.0 for order 0, whose kernel ``1 − θ/π`` has no scale (a given σ is ignored)."""
+        return 1.0 if getattr(self, "order", None) == 0 else self._sigma
+
+    @sigma.setter
+    def sigma(self, value: float) -> None:
+        self._sigma = float(value)
+
     def kernel(self, X, Y):
         X, Y = X / self.sigma, Y / self.sigma
         norms = X.norm(dim=1)[:, None] * Y.norm(dim=1)[None, :]  # ‖x‖ ‖y‖
