@@ -186,10 +186,12 @@ class AOGDClassifier(ClassifierMixin, BaseEstimator):
         return out - self.threshold_
 
     def predict(self, X):
+        check_is_fitted(self, "coef_")
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
     def score(self, X, y, sample_weight=None):
         """ROC AUC of ``decision_function`` with ``classes_[1]`` as the positive class."""
+        check_is_fitted(self, "coef_")
         y = column_or_1d(y)
         return roc_auc_score(y == self.classes_[1], self.decision_function(X),
                              sample_weight=sample_weight)
@@ -272,8 +274,9 @@ class AOGDClassifier(ClassifierMixin, BaseEstimator):
             labels = np.unique(y) if classes is None else np.unique(np.asarray(classes))
             check_labels_for_loss(len(labels), self.loss)
             if len(labels) > 2:
-                raise ValueError(f"AOGDClassifier is binary (bipartite ranking); y has "
-                                 f"{len(labels)} classes {labels.tolist()}. Binarise y first.")
+                raise ValueError(f"Only binary classification is supported (AOGD is bipartite "
+                                 f"ranking); y has {len(labels)} classes {labels.tolist()}. "
+                                 "Binarise y first.")
             self.classes_ = labels
         unseen = np.setdiff1d(np.unique(y), self.classes_)
         if unseen.size:

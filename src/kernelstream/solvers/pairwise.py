@@ -113,6 +113,8 @@ def pair_directions(Z: torch.Tensor, positive: torch.Tensor, coins: torch.Tensor
     m, dtype = Z.shape[0], Z.dtype
     cls = positive.long()
     opp = 1 - cls
+    if Z.shape[1] <= m:  # few features: explicit directions in O(mD), not an O(m²) T
+        return _explicit_directions(Z, cls, coins, state)
     same_class = cls.unsqueeze(0) == cls.unsqueeze(1)
     earlier = torch.ones(m, m, dtype=torch.bool, device=Z.device).tril(-1)
     # L[i, j] = 1 for j < i of the class opposite to i's;  n_i = examples of that class before i
@@ -137,6 +139,30 @@ def pair_directions(Z: torch.Tensor, positive: torch.Tensor, coins: torch.Tensor
         _update_class(state, c, Z, cls == c, replace)
     state.t += m
     return T, B, n_before > 0
+
+
+def _explicit_directions(Z, cls, coins, state):
+    """:func:`pair_directions` with ``T`` the ``(2m, D)`` directions themselves and ``B = I``."""
+    m, dtype = Z.shape[0], Z.dtype
+    opp = 1 - cls
+    zbar, zhat = torch.empty_like(Z), torch.empty_like(Z)
+    n_opp, replace = torch.empty_like(cls), coins.clone()
+    for c in (0, 1):
+        in_class = cls == c
+        n_before = state.counts[c] + torch.cumsum(in_class.long(), 0) - in_class.long()
+        replace |= in_class & (n_before == 0)  # a class's first example is always kept
+        sums = state.sums[c] + torch.cumsum(Z * in_class.unsqueeze(1), 0) - Z * in_class.unsqueeze(1)
+        rows = opp == c
+        zbar[rows] = sums[rows] / n_before[rows].clamp_min(1).unsqueeze(1).to(dtype)
+        last = _last_replacement(replace & in_class)
+        held = torch.where((last >= 0).unsqueeze(1), Z[last.clamp_min(0)], state.random[c])
+        zhat[rows], n_opp[rows] = held[rows], n_before[rows]
+    sign = (2.0 * cls.to(dtype) - 1.0).unsqueeze(1)                              # d = z⁺ − z⁻
+    dirs = torch.stack([sign * (Z - zbar), sign * (Z - zhat)], dim=1).reshape(2 * m, -1)
+    for c in (0, 1):
+        _update_class(state, c, Z, cls == c, replace)
+    state.t += m
+    return dirs, torch.eye(Z.shape[1], dtype=dtype, device=Z.device), n_opp > 0
 
 
 def _one_hot(index: torch.Tensor, n: int, dtype) -> torch.Tensor:
@@ -181,12 +207,18 @@ def chunk_update(w: torch.Tensor, T: torch.Tensor, B: torch.Tensor, alphas: torc
     rho = 1.0 - alphas * lam                                                   # (G, K)
     if bool((rho <= 0).any()):
         raise ValueError("eta * lambda must be below 1 (the shrinkage 1 − αλ must stay positive).")
+    if loss == "squared" and B.shape[1] ** 3 < 8 * R:  # few features, long chunk
+        return _compose_affine(w, T @ B, alphas, rho, per_step, step_of_row)
     log_P = torch.cumsum(torch.log(rho), dim=1)                                # log P_k
     row_alpha = (alphas / per_step)[:, step_of_row]                            # (G, R)
     prev = (log_P - torch.log(rho))[:, step_of_row]                            # log P_{k(r)−1}
     own = log_P[:, step_of_row]                                                # log P_{k(r)}
-    M = T @ (B @ B.T) @ T.T                                                    # (R, R) d_rᵀ d_j
-    p = (w @ B.T) @ T.T                                                        # (G, R) w_0ᵀ d_r
+    if B.shape[1] < B.shape[0]:  # fewer features than basis vectors: form the directions
+        T, B = T @ B, torch.eye(B.shape[1], dtype=B.dtype, device=B.device)
+        M, p = T @ T.T, w @ T.T
+    else:
+        M = T @ (B @ B.T) @ T.T                                                # (R, R) d_rᵀ d_j
+        p = (w @ B.T) @ T.T                                                    # (G, R) w_0ᵀ d_r
     earlier = (step_of_row.unsqueeze(1) > step_of_row.unsqueeze(0)).to(w.dtype)  # k(r) > k(j)
     M = M * earlier
     # C_{rj} = (P_{k(r)−1} / P_{k(j)}) d_rᵀd_j for rows j of earlier steps: a_r M_rj b_j
@@ -204,6 +236,30 @@ def chunk_update(w: torch.Tensor, T: torch.Tensor, B: torch.Tensor, alphas: torc
         beta = _sequential_betas(C, rhs, row_alpha, step_of_row, K, loss)
     final = torch.exp(log_P[:, -1:] - own) * beta                              # β_r P_K / P_k(r)
     return torch.exp(log_P[:, -1:]) * w + (final @ T) @ B
+
+
+def _compose_affine(w, dirs, alphas, rho, per_step, step_of_row) -> torch.Tensor:
+    """Squared loss with few features: step k is affine, ``w ← A_k w + c_k`` with
+    ``A_k = ρ_k I − (2α_k/n_k) Σ_r d_r d_rᵀ`` and ``c_k = (2α_k/n_k) Σ_r d_r``; compose the
+    ``K`` maps by a pairwise tree of ``(D+1) × (D+1)`` products. ``O(K·D³)``, ``log₂ K`` calls."""
+    G, K = alphas.shape
+    D = dirs.shape[1]
+    scale = 2.0 * alphas / per_step                                            # (G, K)
+    outer = torch.zeros(K, D, D, dtype=w.dtype, device=w.device)
+    outer.index_add_(0, step_of_row, dirs.unsqueeze(2) * dirs.unsqueeze(1))   # Σ_r d_r d_rᵀ
+    total = torch.zeros(K, D, dtype=w.dtype, device=w.device).index_add_(0, step_of_row, dirs)
+    maps = torch.zeros(G, K, D + 1, D + 1, dtype=w.dtype, device=w.device)
+    maps[..., :D, :D] = -scale[..., None, None] * outer
+    maps[..., :D, :D].diagonal(dim1=-2, dim2=-1).add_(rho.unsqueeze(2))
+    maps[..., :D, D] = scale.unsqueeze(2) * total
+    maps[..., D, D] = 1.0
+    while maps.shape[1] > 1:  # later maps act on the left
+        if maps.shape[1] % 2:
+            eye = torch.eye(D + 1, dtype=w.dtype, device=w.device).expand(G, 1, D + 1, D + 1)
+            maps = torch.cat([maps, eye], dim=1)
+        maps = maps[:, 1::2] @ maps[:, 0::2]
+    total_map = maps[:, 0]
+    return (total_map[:, :D, :D] @ w.unsqueeze(2)).squeeze(2) + total_map[:, :D, D]
 
 
 def _sequential_betas(C, rhs, row_alpha, step_of_row, K, loss) -> torch.Tensor:
