@@ -128,7 +128,7 @@ def synthetic(n: int, svgp_seconds: float):
     (sampler, ridge), t_peer = stopwatch(peer)
     target = mse(ridge.predict(sampler.transform(X_test)))
     print(f"  RBFSampler(1024)+Ridge: {t_peer:.1f} s, MSE {target:.3e}", flush=True)
-    rows = [("RBFSampler(1024)+Ridge", t_peer, target, "all 2^20 points")]
+    rows = [("RBFSampler(1024)+Ridge", t_peer, target, f"all {n} points")]
     rows.append(("DSGRegressor (ours)", *ours_to_mse(X, y, X_test, mse, sigma, target)))
     rows.append(("GPyTorch SVGP", *svgp_to_mse(X, y, X_test, mse, target, svgp_seconds)))
     return rows, target

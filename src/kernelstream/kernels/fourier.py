@@ -31,8 +31,12 @@ _CHUNK_ELEMS = 2**18  # 1 MiB of float32: Z and cos(Z) stay in the 1 MiB L2 for 
 _BIG_D = 96  # from here the GEMM dominates and long row chunks keep it efficient
 
 
-def chunk_shape(n: int, d: int, h: int, n_blocks: int) -> tuple[int, int]:
-    """``(rows, blocks)`` per chunk: blocks per group and rows per GEMM (measured on the dev VM)."""
+def chunk_shape(n: int, d: int, h: int, n_blocks: int, cuda: bool = False) -> tuple[int, int]:
+    """``(rows, blocks)`` per chunk: blocks per group and rows per GEMM (measured on the dev VM;
+    on CUDA, large chunks fill the device: 2^25 elements of Z, 128 MiB in float32)."""
+    if cuda:
+        blocks = max(1, min(n_blocks, 2**15 // h))
+        return max(16, min(n, 2**25 // (blocks * h))), blocks
     blocks = max(1, min(n_blocks, _GROUP_COLS // h))
     cols = blocks * h
     elems = _CHUNK_ELEMS if d < _BIG_D else 8 * _CHUNK_ELEMS
@@ -89,7 +93,7 @@ def fourier_contract(
     if n == 0 or J == 0:
         return out
     h = r // 2 if paired else r
-    rows, blocks = chunk_shape(n, d, h, J)
+    rows, blocks = chunk_shape(n, d, h, J, X.is_cuda)
     C_cos, C_sin = _scaled_coefficients(coef, h, paired)
     Z_buf = scratch("contract_z", (rows * blocks * h,), X.dtype, X.device)
     P_buf = scratch("contract_p", (rows * blocks * h,), X.dtype, X.device)
