@@ -110,8 +110,8 @@ class AOGDClassifier(ClassifierMixin, BaseEstimator):
     >>> from kernelstream import AOGDClassifier
     >>> X, y = make_moons(2000, noise=0.2, random_state=0)
     >>> clf = AOGDClassifier(random_state=0).fit(X[:1500], y[:1500])
-    >>> round(clf.score(X[1500:], y[1500:]), 2)  # ROC AUC
-    0.99
+    >>> clf.score(X[1500:], y[1500:]) > 0.95  # ROC AUC
+    True
     """
 
     _parameter_constraints = {
