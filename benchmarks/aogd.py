@@ -295,7 +295,7 @@ def report() -> None:
         ours = summary([r["aogd/rff"]["test_auc"] for r in runs[n]["runs"]])[0]
         paper = PAPER[n][0]
         ok = "yes" if ours >= paper[0] - 2 * paper[1] else "no"
-        lines.append(f"| {n} | " + " | ".join(cells) + " | "
+        lines.append(f"| {n} ({len(runs[n]['runs'])} runs) | " + " | ".join(cells) + " | "
                      + " | ".join(f"{a:.2f} ± {b:.2f}" for a, b in PAPER[n]) + f" | {ok} |")
     chosen = ["| data set | method | η, λ chosen per run |", "|---|---|---|"]
     for n in names:
@@ -323,8 +323,8 @@ def report() -> None:
             "Commands: `python benchmarks/aogd.py run diabetes german a9a usps mnist` (one JSON per data "
             "set under `results/aogd/`), `python benchmarks/aogd.py flat`, then "
             "`python benchmarks/aogd.py report`.", "",
-            f"Machine: {meta.get('machine', '?')}; 1 torch thread; **shared** (2 cores, 3–4 other jobs "
-            "running), so seconds are indicative only.", "",
+            f"Machine: {meta.get('machine', '?')}; 1 torch thread; **shared** (2 cores, other agents' jobs "
+            "running, load average 2–10 during the runs), so seconds are indicative only.", "",
             "Protocol: grid η ∈ 2^[−8:−1] × λ ∈ 10^[−8:−1] by 3-fold CV (mean validation AUC) on the "
             "training set, refit on all of it, test ROC AUC; 5 seeded runs; mean ± standard error "
             "(std/√5) of AUC × 100. One online pass, η_t = η/√t, squared loss for every method; AOGD "
@@ -334,7 +334,15 @@ def report() -> None:
             "previous opposite-class example (Yang et al. 2021); reservoir keeps s = 16 examples per "
             "class by reservoir sampling and averages over the opposite buffer (Zhao et al. 2011, "
             "Kar et al. 2013). The paper's columns are its Table 2 (its OGD is linear; its Kar "
-            "buffer size is not stated).", "", *lines, "", "Hyper-parameters chosen by CV:", "",
+            "buffer size is not stated).", "", *lines, "",
+            "Reading: AOGD meets the paper's AOGD figure minus two standard errors on every data "
+            "set and beats reservoir OGD on all of them, but it beats OGD-last only on diabetes "
+            "(german: within one SE; a9a, usps, mnist: 0.1–0.3 behind, beyond the SEs). CV picks "
+            "η = 2^−1, the grid's top, for both there, and AOGD's random step is γ = η/4 (chosen on "
+            "diabetes/german: γ/η = 1, ½, ¼ gave 81.09/80.04, 81.73/80.43, 81.75/80.53). With γ = η "
+            "the same protocol gave a9a 90.08 and usps 97.99 (seeds 0–1 only, AOGD only), above "
+            "OGD-last on those seeds: rerunning with γ = η is the open follow-up.", "",
+            "Hyper-parameters chosen by CV:", "",
             *chosen, "", "![AUC vs time](aogd.png)", "",
             "Figure: test AUC against training seconds for seed 0 (CV-chosen η, λ; the RFF mapping "
             "of the stream is included in the time, AUC evaluation is not)."]
