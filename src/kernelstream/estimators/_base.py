@@ -6,9 +6,7 @@ Estimators validate input, convert it to tensors on the chosen device, and call 
 
 from __future__ import annotations
 
-import copy
 import math
-from contextlib import contextmanager
 
 import numpy as np
 import torch
@@ -23,6 +21,7 @@ from ..expansion import Expansion
 from ..features import KERNELS, make_feature_map, resolve_sigma
 from ..schedules import make_schedule
 from ..solvers import DSGConfig, dsg_step
+from ._rollback import unchanged_on_error
 
 __all__ = ["DSGBase", "MIN_STEPS", "assign_parameters"]
 
@@ -170,20 +169,9 @@ class DSGBase(BaseEstimator):
         if progress is not None:
             progress.close()
 
-    @contextmanager
     def _unchanged_on_error(self, mutates_expansion: bool = False):
         """Restore every attribute (and the expansion's coefficients) if the body raises."""
-        saved = dict(self.__dict__)
-        expansion = saved.get("expansion_") if mutates_expansion else None
-        snapshot = copy.deepcopy(expansion) if expansion is not None else None
-        try:
-            yield
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(saved)
-            if snapshot is not None:
-                self.expansion_ = snapshot
-            raise
+        return unchanged_on_error(self, ("expansion_",) if mutates_expansion else ())
 
     def _fit(self, X, y, sample_weight=None):
         with self._unchanged_on_error():

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import copy
 import math
-from contextlib import contextmanager
 
 import numpy as np
 import torch
@@ -21,6 +19,7 @@ from ..features import KERNELS, make_feature_map, resolve_sigma
 from ..schedules import SCHEDULES, make_schedule
 from ..solvers.pairwise import PAIRWISE_LOSSES, PairwiseState, aogd_chunk
 from ._base import assign_parameters
+from ._rollback import unchanged_on_error
 
 __all__ = ["AOGDClassifier"]
 
@@ -287,19 +286,9 @@ class AOGDClassifier(ClassifierMixin, BaseEstimator):
                              "on the first partial_fit call.")
         return np.where(y == self.classes_[1], 1, -1)
 
-    @contextmanager
     def _unchanged_on_error(self):
-        """Restore every attribute (and the in-place state) if the body raises."""
-        saved = dict(self.__dict__)
-        state = copy.deepcopy(saved.get("state_"))
-        try:
-            yield
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(saved)
-            if state is not None:
-                self.state_ = state
-            raise
+        """Restore every attribute, and the solver state, if the body raises."""
+        return unchanged_on_error(self, ("state_",))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

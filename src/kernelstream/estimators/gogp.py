@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 import math
-from contextlib import contextmanager
 
 import numpy as np
 import torch
@@ -24,6 +23,7 @@ from ..solvers.gogp import GoGPKernelState
 from ..solvers.gogp_rf import GoGPFeatureState
 from ..solvers.gp_evidence import fit_gp_hyperparameters
 from ._base import assign_parameters
+from ._rollback import unchanged_on_error
 
 __all__ = ["GoGPRegressor"]
 
@@ -277,19 +277,9 @@ class GoGPRegressor(RegressorMixin, BaseEstimator):
         self.progressive_rmse_ = (math.sqrt(self._sq_sum / self._n_online) if self._n_online
                                   else float("nan"))
 
-    @contextmanager
     def _unchanged_on_error(self):
         """Restore every attribute, and the solver state, if the body raises."""
-        saved = dict(self.__dict__)
-        state = copy.deepcopy(saved["state_"]) if "state_" in saved else None
-        try:
-            yield
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(saved)
-            if state is not None:
-                self.state_ = state
-            raise
+        return unchanged_on_error(self, ("state_",))
 
 
 def _kernel_of_sigma(feature_map):
