@@ -3,6 +3,8 @@
 - :mod:`.workspace`: reusable scratch buffers (fresh memory costs page faults in hot loops);
 - :mod:`.fourier`: ``Σ_j ψ_j(X) c_j`` for Fourier blocks in cache-sized chunks, in torch ops
   (CPU and CUDA), never materialising the whole ``n × D`` feature matrix;
+- :mod:`.precond`: the block preconditioner's solve, ``(ΨᵀΨ/b + εI)⁻¹ΨᵀG/b`` (SYRK Gram and
+  in-place LAPACK Cholesky on CPU, torch ops elsewhere);
 - :mod:`.triton_fourier`: the same contraction and the new block's gradient as fused Triton
   kernels that draw the block parameters inside the kernel (imported only when needed).
 """

@@ -20,6 +20,7 @@ from typing import Callable, Iterable
 import torch
 
 from ..expansion import Expansion
+from ..kernels.precond import precond_direction
 from ..kernels.workspace import scratch
 from ..losses import Loss
 
@@ -54,24 +55,12 @@ def block_direction(Psi: torch.Tensor, G: torch.Tensor, config: DSGConfig) -> to
 
     With fewer rows than features (``b < r``) the same direction is computed in the ``b × b``
     form ``Ψᵀ (ΨΨᵀ/b + εI)⁻¹ G / b`` (push-through identity): ``O(b²r + b³)`` instead of
-    ``O(br² + r³)``. Gram matrices go to reusable buffers; the solve is float64.
+    ``O(br² + r³)``. Gram matrices go to reusable buffers; the solve is float64; on CPU the Gram
+    is a BLAS SYRK and the factor LAPACK in place (:mod:`kernelstream.kernels.precond`).
     """
-    b, r = Psi.shape
     if not config.precondition:
-        return Psi.T @ G / b  # (r, C)
-    small = min(b, r)
-    gram = scratch("precond_gram", (small, small), Psi.dtype, Psi.device)
-    torch.matmul(Psi, Psi.T, out=gram) if b < r else torch.matmul(Psi.T, Psi, out=gram)
-    M = scratch("precond_gram64", (small, small), torch.float64, Psi.device)
-    M.copy_(gram).div_(b)  # ΨᵀΨ/b or ΨΨᵀ/b, same trace
-    eps = config.precond_eps * torch.trace(M) / r  # ε relative to the mean eigenvalue of ΨᵀΨ/b
-    M.diagonal().add_(eps)
-    L = torch.linalg.cholesky(M, out=scratch("precond_chol", (small, small), torch.float64, Psi.device))
-    if b < r:
-        y = torch.cholesky_solve(G.double() / b, L)  # (ΨΨᵀ/b + εI)⁻¹ G / b, (b, C)
-        return Psi.T @ y.to(Psi.dtype)
-    grad = Psi.T @ G / b  # (r, C)
-    return torch.cholesky_solve(grad.double(), L).to(Psi.dtype)
+        return Psi.T @ G / Psi.shape[0]  # (r, C)
+    return precond_direction(Psi, G, config.precond_eps)
 
 
 def dsg_step(expansion: Expansion, loss: Loss, X: torch.Tensor, y: torch.Tensor,
