@@ -87,6 +87,17 @@ def end_to_end(steps: int, b: int, d: int, r: int, n_pred: int, repeats: int):
             t_fit[0])
 
 
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo (Linux), else platform's processor string."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "cpu"
+
+
 def load() -> str:
     return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
@@ -112,7 +123,7 @@ def main(argv=None) -> None:
 
     load_before = load()
     header = ("| d | r | t_matmul (ms) | t_cos (ms) | bound (M row·feat/s) | block (min / med) | "
-              "fit (min / med) | predict (min / med) | fit time (s) |\n|---|---|---|---|---|---|---|---|---|")
+              "fit (min / med) | predict (min / med) | fit time (s) | load |\n|---|---|---|---|---|---|---|---|---|---|")
     lines = [header]
     print(header, flush=True)
     for d in args.dims:
@@ -122,12 +133,14 @@ def main(argv=None) -> None:
             fit, pred, t_fit = end_to_end(args.steps, args.rows, d, r, args.predict_rows, args.fit_repeats)
             frac = lambda pair: f"{pair[0] / rate:.2f} / {pair[1] / rate:.2f}"  # noqa: E731
             line = (f"| {d} | {r} | {1e3 * t_mm:.2f} | {1e3 * t_cos:.2f} | {rate / 1e6:.0f} | "
-                    f"{frac(block)} | {frac(fit)} | {frac(pred)} | {t_fit:.1f} |")
+                    f"{frac(block)} | {frac(fit)} | {frac(pred)} | {t_fit:.1f} | {os.getloadavg()[0]:.1f} |")
             lines.append(line)
             print(line, flush=True)
-    machine = (f"{platform.machine()} {platform.processor() or 'cpu'}, {os.cpu_count()} cores, "
+    machine = (f"{platform.machine()} {cpu_model()}, {os.cpu_count()} cores, "
                f"torch {torch.__version__}, {torch.get_num_threads()} torch threads")
-    command = "python benchmarks/perf/roofline.py " + " ".join(argv if argv is not None else os.sys.argv[1:])
+    env = (f"KERNELSTREAM_CACHE_MB={os.environ['KERNELSTREAM_CACHE_MB']} "
+           if "KERNELSTREAM_CACHE_MB" in os.environ else "")
+    command = env + "python benchmarks/perf/roofline.py " + " ".join(argv if argv is not None else os.sys.argv[1:])
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(
         "# Roofline of the hot loop (CPU)\n\n"
@@ -140,7 +153,8 @@ def main(argv=None) -> None:
         f"(preconditioned); predict on {args.predict_rows} rows with the fitted steps·r features. "
         "Columns after the bound are fractions of it (ours / bound), from the minimum and the "
         "median of the repeats; the bound uses the minimum times. Paired cos/sin blocks do half "
-        "the matmul of the bound's `(b×d)·(d×r)`, so fractions above 1 are possible.\n\n"
+        "the matmul of the bound's `(b×d)·(d×r)`, so fractions above 1 are possible. *load*: the "
+        "machine's 1-minute load average when the row finished.\n\n"
         + "\n".join(lines) + "\n")
 
 
