@@ -3,9 +3,10 @@
 from .aogd import AOGDClassifier
 from .classification import DSGClassifier
 from .gogp import GoGPRegressor
+from .gp import DSGGaussianProcessRegressor
 from .novelty import DSGDensityRatio, DSGOneClass
 from .random_features import RandomFeatures
 from .regression import DSGRegressor
 
-__all__ = ["AOGDClassifier", "DSGClassifier", "DSGDensityRatio", "DSGOneClass", "DSGRegressor",
-           "GoGPRegressor", "RandomFeatures"]
+__all__ = ["AOGDClassifier", "DSGClassifier", "DSGDensityRatio", "DSGGaussianProcessRegressor",
+           "DSGOneClass", "DSGRegressor", "GoGPRegressor", "RandomFeatures"]
