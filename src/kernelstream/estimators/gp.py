@@ -21,6 +21,8 @@ __all__ = ["DSGGaussianProcessRegressor"]
 
 #: route (a) keeps the posterior covariance of the test points for sample_y up to this many
 MAX_COVARIANCE_POINTS = 4096
+#: fitted state without a trailing underscore, cleared by a refit
+_PRIVATE_STATE = ("_y_1d", "_row_index", "_cov", "_operator_cholesky", "_operator_noise")
 
 
 class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
@@ -158,8 +160,9 @@ class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
                                      "the operator route predicts the variance anywhere, so "
                                      "drop X_variance or set variance_method='targets'.")
                 X_variance = self._check_test_points(X_variance, "X_variance")
-            for name in [n for n in vars(self) if n.endswith("_") and n not in
-                         ("n_features_in_", "feature_names_in_")]:
+            stale = [n for n in vars(self) if n.endswith("_") and n not in
+                     ("n_features_in_", "feature_names_in_")]
+            for name in stale + [n for n in _PRIVATE_STATE if hasattr(self, n)]:
                 delattr(self, name)
             self._fit(X, y, X_variance)
         return self
