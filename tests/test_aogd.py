@@ -127,6 +127,14 @@ def test_partial_fit_in_any_chunks_equals_fit_without_shuffle():
     assert online.t_ == full.t_ == 700 and online.n_iter_ == 6
 
 
+def test_gamma0_defaults_to_eta0():
+    X, y = make_moons(400, noise=0.2, random_state=0)
+    params = dict(n_components=64, eta0=0.3, random_state=1)
+    default = AOGDClassifier(**params).fit(X, y)
+    np.testing.assert_array_equal(default.coef_, AOGDClassifier(**params, gamma0=0.3).fit(X, y).coef_)
+    assert not np.allclose(default.coef_, AOGDClassifier(**params, gamma0=0.075).fit(X, y).coef_)
+
+
 @pytest.mark.parametrize("loss", ["squared", "hinge", "logistic"])
 @pytest.mark.parametrize("kernel", ["rbf", "laplace"])
 def test_losses_rank_well(loss, kernel):

@@ -63,9 +63,11 @@ class AOGDClassifier(ClassifierMixin, BaseEstimator):
     eta0 : float, default=0.5
         Step size ``η`` of the mean step (the paper's grid is ``2^[−8:−1]``).
     gamma0 : float or None, default=None
-        Step size ``γ`` of the random-example step; ``None`` uses ``eta0 / 4`` (the paper's
-        ``γ = O(Γ M η)`` is below ``η``; ¼ beat 1 and ½ on diabetes and german under the
-        paper's protocol, see ``benchmarks/results/aogd.md``).
+        Step size ``γ`` of the random-example step; ``None`` uses ``eta0`` (``γ = η``: the
+        paper fixes ``γ`` only up to a constant, ``γ = O(Γ M η)``, and both steps of Algorithm 1
+        then get the same weight. For the squared loss the mean pair's loss lacks the term
+        ``wᵀΣw`` of the opposite class's covariance, which only the random pair carries; see
+        ``benchmarks/results/aogd.md`` for ``γ = η/4`` against ``γ = η``).
     learning_rate : {"invscaling", "constant", "inverse"}, default="invscaling"
         Schedule shared by both steps: ``η0/t^power_t``, ``η0`` or ``η0/(1 + t/t0)``.
     t0 : float, default=1.0
@@ -224,7 +226,7 @@ class AOGDClassifier(ClassifierMixin, BaseEstimator):
 
     def _schedules(self):
         shape = make_schedule(self.learning_rate, 1.0, self.t0, self.power_t)
-        gamma0 = self.eta0 / 4 if self.gamma0 is None else self.gamma0
+        gamma0 = self.eta0 if self.gamma0 is None else self.gamma0  # γ = η by default
         return shape, self.eta0, gamma0
 
     def _run(self, X, y) -> None:
