@@ -41,8 +41,9 @@ class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
     - ``variance_method="operator"`` (route (b)): the posterior operator over the first
       ``n_operator_features`` random features, ``v(x) = s² ψᵀ(ΦᵀΦ + s²I)⁻¹ψ + (k(x,x) − ψᵀψ)``,
       accumulated over row chunks (memory ``O(D²)``, any test point later). Its error is that of
-      a ``D``-feature kernel: on the paper's narrow-bandwidth 2-D set it is 18% at ``D = 8192``
-      and 3.6% at ``D = 32768`` (``benchmarks/research/gp_random_feature_floor.py``).
+      a ``D``-feature kernel and does not fall with more steps: on the paper's narrow-bandwidth
+      2-D set it is 13.6% at ``D = 8192`` (``benchmarks/results/gp.md``) and 3.6% at
+      ``D = 32768`` (``benchmarks/research/gp_random_feature_floor.py``).
 
     Parameters
     ----------
