@@ -64,38 +64,43 @@ def kernel_diagonal(feature_map: FeatureMap, X: torch.Tensor) -> torch.Tensor:
 
 @dataclass
 class NystromPreconditioner:
-    """``P V = (V − K_nM (s² K_MM + K_Mn K_nM)⁻¹ K_Mn V) / s²`` (Woodbury form of
-    ``(K_nM K_MM⁻¹ K_Mn + s² I)⁻¹``). Memory ``O(nM)``."""
+    """``P V = (V − B (BᵀB + s²I)⁻¹ BᵀV) / s²`` with ``B = K_nM L⁻ᵀ``, ``L Lᵀ = K_MM + δI``:
+    the Woodbury form of ``(K_nM (K_MM + δI)⁻¹ K_Mn + s² I)⁻¹``. ``BᵀB + s²I`` has its spectrum in
+    ``[s², λ_max + s²]``, so its factor survives float32 even when ``K_MM`` is numerically
+    singular (wide kernels). Memory ``O(nM)``."""
 
-    K_nM: torch.Tensor
+    B: torch.Tensor
     cholesky: torch.Tensor
     noise: float
 
     def __call__(self, V: torch.Tensor) -> torch.Tensor:
-        inner = torch.cholesky_solve(self.K_nM.T @ V, self.cholesky)
-        return (V - self.K_nM @ inner) / self.noise
+        inner = torch.cholesky_solve(self.B.T @ V, self.cholesky)
+        return (V - self.B @ inner) / self.noise
 
 
 def nystrom_preconditioner(feature_map: FeatureMap, X: torch.Tensor, noise: float,
                            n_landmarks: int, generator: torch.Generator) -> NystromPreconditioner:
     """Landmarks: ``n_landmarks`` rows of ``X`` drawn without replacement by ``generator``.
 
-    The ``M × M`` system is formed and factorised in float64 (``K_Mn K_nM`` squares the
-    condition number), then cast to the working dtype.
+    Factorised in float64 with a jitter ``δ = 1e-6 ·`` mean ``k(z, z)`` (the jittered Nyström
+    approximation stays below ``K``, so the spectrum of ``P(K + s²I)`` stays ``≥ 1``), then cast
+    to the working dtype.
     """
     n = X.shape[0]
     m = min(n, n_landmarks)
     landmarks = torch.randperm(n, generator=generator)[:m].to(X.device)
     K_nM = kernel_in_chunks(feature_map, X, X[landmarks]).to(torch.float64)
-    system = noise * K_nM[landmarks] + K_nM.T @ K_nM
-    jitter = 1e-10 * float(system.diagonal().mean())
+    K_MM = K_nM[landmarks]
     eye = torch.eye(m, dtype=torch.float64, device=X.device)
-    for _ in range(8):  # K_MM may be numerically singular (duplicate landmarks)
-        chol, info = torch.linalg.cholesky_ex(system + jitter * eye)
+    jitter = 1e-6 * float(K_MM.diagonal().mean())
+    for _ in range(8):  # duplicate landmarks make K_MM singular: raise the jitter
+        L, info = torch.linalg.cholesky_ex(K_MM + jitter * eye)
         if int(info) == 0:
             break
         jitter *= 100
-    return NystromPreconditioner(K_nM.to(X.dtype), chol.to(X.dtype), float(noise))
+    B = torch.linalg.solve_triangular(L, K_nM.T, upper=False).T  # K_nM L⁻ᵀ
+    chol = torch.linalg.cholesky(B.T @ B + noise * eye)
+    return NystromPreconditioner(B.to(X.dtype), chol.to(X.dtype), float(noise))
 
 
 @dataclass
