@@ -99,6 +99,16 @@ class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
     residual_norms_ : list of float
         ``‖Y − Ψ_tΨ_tᵀA − s²A‖`` per step.
 
+    Notes
+    -----
+    Accuracy is a Monte Carlo one: the mean's error falls like ``1/√t`` and the variance's like
+    ``1/t`` (``benchmarks/results/gp.md``: 3.9% and 4.0% at the defaults on the paper's GP set).
+    Where the posterior variance is tiny against the prior (a smooth kernel and noise ≪ 1), the
+    variance is a small difference of numbers near ``k(x, x)`` and its *relative* error grows:
+    13% at noise 0.01 and ×30 at noise 1e-4 on 500 points of ``sin`` in 1-D after 64 steps —
+    absolute errors of 2e-5 and 6e-5, mostly upwards (the second-order form adds
+    ``eᵀ(K + s²I)e ≥ 0`` for a dual error ``e``). An exact solver is the better tool there.
+
     Examples
     --------
     >>> import numpy as np
