@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import platform
+import sys
 import time
 from pathlib import Path
 
@@ -28,6 +29,9 @@ from sklearn.gaussian_process.kernels import RBF
 from kernelstream import DSGGaussianProcessRegressor
 from kernelstream.datasets import synthetic_regression
 from kernelstream.features import median_distance
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/
+from machine import cpu_model  # noqa: E402
 
 NOISE = 0.1
 
@@ -80,7 +84,7 @@ def run(steps, out: Path) -> None:
                  relative_error(s_hat**2, var), elapsed))
     load = os.getloadavg()[0]
     meta = dict(steps=list(steps), threads=torch.get_num_threads(), load=load,
-                machine=f"{platform.machine()} {platform.processor() or 'cpu'}, {os.cpu_count()} cores",
+                machine=f"{platform.machine()} {cpu_model()}, {os.cpu_count()} cores",
                 torch=torch.__version__)
     (out / "gp.json").write_text(json.dumps(dict(meta=meta, rows=rows), indent=1))
     write_report(rows, meta, out)

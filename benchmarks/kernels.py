@@ -42,6 +42,9 @@ from threadpoolctl import threadpool_limits
 
 from kernelstream.features import make_feature_map, median_distance
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/
+from machine import cpu_model  # noqa: E402
+
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "mnist.npz"
 SIZES = (2**8, 2**10, 2**12, 2**14)
 TIME_D = 4096
@@ -356,7 +359,7 @@ def main(argv=None) -> None:
 
 
 def write_report(args, argv, lines, ff, curves) -> None:
-    machine = (f"{platform.machine()}, {_cpu_model()}, {os.cpu_count()} cores, torch {torch.__version__}, "
+    machine = (f"{platform.machine()}, {cpu_model()}, {os.cpu_count()} cores, torch {torch.__version__}, "
                f"1 torch thread, 1 BLAS thread, Python {platform.python_version()}")
     command = "python " + " ".join(["benchmarks/kernels.py", *(argv if argv is not None else sys.argv[1:])])
     png = args.out / "kernels.png"
@@ -377,16 +380,6 @@ def write_report(args, argv, lines, ff, curves) -> None:
     ])
     (args.out / "kernels.md").write_text(report)
     print(f"wrote {args.out / 'kernels.md'} and {png}")
-
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
 
 
 if __name__ == "__main__":

@@ -5,14 +5,7 @@ import pytest
 import torch
 
 from kernelstream import rng
-
-# Random123 known-answer vectors for Philox-4x32-10: (counter, key) -> output.
-KAT = [
-    ((0, 0, 0, 0), (0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
-    ((0xFFFFFFFF,) * 4, (0xFFFFFFFF,) * 2, (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
-    ((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344), (0xA4093822, 0x299F31D0),
-     (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1)),
-]
+from test_rng import KAT  # Random123 known-answer vectors
 
 
 @pytest.mark.parametrize("counter, key, expected", KAT)

@@ -23,6 +23,7 @@ import argparse
 import os
 import platform
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -33,6 +34,9 @@ from threadpoolctl import threadpool_limits
 from kernelstream import DSGClassifier, DSGRegressor
 from kernelstream.datasets import synthetic_regression
 from kernelstream.features import median_distance, sigma_to_gamma
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/
+from machine import cpu_model  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "peers.md"
@@ -226,17 +230,6 @@ def throughput(n_rows=2**14, d=54, D=2**16, repeats=3):
     t_cos = min(stopwatch(lambda: torch.cos(Z, out=out))[1] for _ in range(10))
     bound_rows = 2048 / (t_mm + t_cos) * block / D  # rows/s of the bound at D features
     return n_rows / ours, n_rows / theirs, bound_rows
-
-
-def cpu_model() -> str:
-    """The CPU's model name from /proc/cpuinfo (Linux), else platform's processor string."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "cpu"
 
 
 def uptime() -> str:

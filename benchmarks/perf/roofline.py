@@ -25,6 +25,7 @@ import os
 import platform
 import statistics
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -33,6 +34,9 @@ import torch
 
 from kernelstream import DSGRegressor
 from kernelstream.features import make_feature_map
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/
+from machine import cpu_model  # noqa: E402
 
 
 #: wall clock, or CPU time of this process (robust to other jobs on a shared machine when
@@ -85,17 +89,6 @@ def end_to_end(steps: int, b: int, d: int, r: int, n_pred: int, repeats: int):
     t_pred = timed(lambda: model.predict(Xp), repeats)
     return ((fit_work / t_fit[0], fit_work / t_fit[1]), (predict_work / t_pred[0], predict_work / t_pred[1]),
             t_fit[0])
-
-
-def cpu_model() -> str:
-    """The CPU's model name from /proc/cpuinfo (Linux), else platform's processor string."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "cpu"
 
 
 def load() -> str:
