@@ -176,7 +176,7 @@ def test_wide_kernel_and_small_noise_stay_stable():
     gp = DSGGaussianProcessRegressor(sigma=2.0, noise=1e-4, max_iter=32, random_state=0).fit(X, y)
     mean, _ = closed_form(X, y, X[:50], 2.0, 1e-4)
     assert rel(gp.predict(X[:50]), mean) < 0.05  # before the stable factorisation: 900%
-    assert gp.step_size_ == 0.5  # no instability detected
+    assert gp.n_step_halvings_ == 0  # no instability detected
 
 
 @pytest.fixture(scope="module")

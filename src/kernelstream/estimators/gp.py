@@ -13,7 +13,7 @@ from .._validation import Integral, Interval, Real, StrOptions
 from ..expansion import Expansion
 from ..features import KERNELS, make_feature_map, resolve_sigma
 from ..solvers.gp_dual import (kernel_diagonal, kernel_in_chunks, nystrom_preconditioner,
-                               posterior_from_duals, solve_dual)
+                               posterior_from_duals, safe_step_size, solve_dual)
 from ._base import assign_parameters
 from ._rollback import unchanged_on_error
 
@@ -63,8 +63,11 @@ class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
         Random features per step ``r``.
     max_iter : int, default=256
         Steps ``T`` (one block each). The mean uses ``T·r`` features.
-    step_size : float, default=0.5
-        ``γ``; halved automatically if the iteration becomes unstable.
+    step_size : float or "auto", default="auto"
+        ``γ``. "auto" is ``min(0.5, 1/λ̂)`` with ``λ̂`` the top eigenvalue of one step's
+        preconditioned operator ``P(Ψ_tΨ_tᵀ + s²I)`` (power iteration on 12 probe blocks): it
+        shrinks as ``n`` outgrows the landmarks. Either way ``γ`` is halved if the iteration
+        becomes unstable.
     average_start : float in [0, 1), default=0.2
         Fraction of the steps before Polyak averaging starts.
     n_landmarks : int, default=1024
@@ -96,6 +99,8 @@ class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
         Route (a): the posterior variance of ``f`` at ``X_variance_``.
     step_size_ : float
         ``γ`` after any automatic halving.
+    n_step_halvings_ : int
+        How often instability halved ``γ`` (0 in a healthy run).
     residual_norms_ : list of float
         ``‖Y − Ψ_tΨ_tᵀA − s²A‖`` per step.
 
@@ -131,7 +136,7 @@ class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
         "variance_method": [StrOptions({"targets", "operator"})],
         "block_size": [Interval(Integral, 2, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "step_size": [Interval(Real, 0, 1, closed="right")],
+        "step_size": [Interval(Real, 0, 1, closed="right"), StrOptions({"auto"})],
         "average_start": [Interval(Real, 0, 1, closed="left")],
         "n_landmarks": [Interval(Integral, 1, None, closed="left")],
         "n_operator_features": [Interval(Integral, 1, None, closed="left")],
@@ -144,7 +149,7 @@ class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
 
     def __init__(self, *, kernel="rbf", sigma="median", sigma_scale=1.0, kernel_params=None,
                  noise=0.1, variance_method="targets", block_size=2048, max_iter=256,
-                 step_size=0.5, average_start=0.2, n_landmarks=1024, n_operator_features=8192,
+                 step_size="auto", average_start=0.2, n_landmarks=1024, n_operator_features=8192,
                  normalize_y=False, random_state=None, verbose=0, device="auto",
                  dtype="float32"):
         assign_parameters(self, locals())
@@ -247,9 +252,12 @@ class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
             Xv = to_tensor(X_variance, self._dtype, self.device_)
             targets.append(kernel_in_chunks(fm, Xt, Xv))  # k(X, x*_j): route (a)'s outputs
         precond = nystrom_preconditioner(fm, Xt, s2, self.n_landmarks, generator)
+        step = self.step_size
+        if step == "auto":
+            step = safe_step_size(fm, Xt, s2, precond, generator=generator)
         bar = _progress_bar(self.verbose, self.max_iter)
         result = solve_dual(fm, Xt, torch.cat(targets, 1), s2, precond, n_steps=self.max_iter,
-                            step_size=self.step_size,
+                            step_size=step,
                             average_start=int(self.average_start * self.max_iter),
                             callback=(lambda t, avg: bar.update(1)) if bar else None)
         if bar:
@@ -263,6 +271,7 @@ class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
         self.expansion_.load_prediction_state(post.mean_coef, torch.zeros(C), self.max_iter)
         self.n_features_ = self.expansion_.n_features
         self.n_iter_, self.step_size_ = result.n_steps, result.step_size
+        self.n_step_halvings_ = result.n_halvings
         self.residual_norms_ = result.residual_norms
         if Xv is not None:
             self._set_targets_variance(Xt, Xv, X_variance, targets[1], duals[:, C:], post, s2)

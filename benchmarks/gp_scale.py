@@ -1,0 +1,132 @@
+"""How the GP posterior mean scales with n: DSGGaussianProcessRegressor against the exact GP.
+
+The paper's 2-D synthetic model (noise variance 0.1, bandwidth 0.1 × the median distance of the
+2^11-point set, kept fixed for every n so that the model is the same), n = 2^11 .. 2^16 training
+points, 2^12 test points. Each fit runs in its own process, so its peak resident memory is its
+own. Reported: fit seconds, peak RSS, test RMSE against the noiseless function, and the relative
+L2 distance to the exact posterior mean where the exact GP (scikit-learn, fixed kernel,
+``alpha = 0.1``) fits in memory and time.
+
+    python benchmarks/gp_scale.py [--sizes 11 13 14 15 16] [--exact-up-to 14] [--threads 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+NOISE = 0.1
+
+
+def data(log2_n: int):
+    from kernelstream.datasets import synthetic_regression
+    from kernelstream.features import median_distance
+
+    X, y, _ = synthetic_regression(2**log2_n, random_state=0, noise=NOISE**0.5)
+    X_test, _, f_test = synthetic_regression(2**12, random_state=1)
+    X11, _, _ = synthetic_regression(2**11, random_state=0)
+    return X, y, X_test, f_test, 0.1 * median_distance(X11)
+
+
+def fit_one(method: str, log2_n: int, mean_file: str) -> dict:
+    """Runs in a child process: one fit, its test predictions saved to ``mean_file``."""
+    X, y, X_test, f_test, sigma = data(log2_n)
+    start = time.perf_counter()
+    if method == "exact":
+        from sklearn.gaussian_process import GaussianProcessRegressor
+        from sklearn.gaussian_process.kernels import RBF
+
+        model = GaussianProcessRegressor(RBF(sigma, length_scale_bounds="fixed"), alpha=NOISE,
+                                         optimizer=None).fit(X, y)
+    else:
+        from kernelstream import DSGGaussianProcessRegressor
+
+        model = DSGGaussianProcessRegressor(sigma=sigma, noise=NOISE, random_state=0).fit(X, y)
+    seconds = time.perf_counter() - start
+    mean = model.predict(X_test)
+    np.save(mean_file, mean)
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return dict(method=method, log2_n=log2_n, seconds=seconds, peak_mib=peak_mib,
+                rmse=float(np.sqrt(np.mean((mean - f_test) ** 2))))
+
+
+def run_child(method: str, log2_n: int, mean_file: str, threads: int) -> dict:
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    code = (f"import sys, json, torch; sys.path.insert(0, {str(HERE)!r}); torch.set_num_threads({threads}); "
+            f"import gp_scale; print(json.dumps(gp_scale.fit_one({method!r}, {log2_n}, {mean_file!r})))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    if out.returncode != 0:
+        return dict(method=method, log2_n=log2_n, error=out.stderr.strip().splitlines()[-1])
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[11, 13, 14, 15, 16])
+    parser.add_argument("--exact-up-to", type=int, default=14)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--out", type=Path, default=HERE / "results")
+    args = parser.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for k in args.sizes:
+            exact_file, ours_file = f"{tmp}/exact{k}.npy", f"{tmp}/ours{k}.npy"
+            if k <= args.exact_up_to:
+                rows.append(run_child("exact", k, exact_file, args.threads))
+                print(rows[-1], flush=True)
+            row = run_child("dsg", k, ours_file, args.threads)
+            if Path(exact_file).exists() and Path(ours_file).exists():
+                exact, ours = np.load(exact_file), np.load(ours_file)
+                row["vs_exact"] = float(np.linalg.norm(ours - exact) / np.linalg.norm(exact))
+            rows.append(row)
+            print(rows[-1], flush=True)
+    write_report(rows, args)
+
+
+def write_report(rows, args) -> None:
+    sys.path.insert(0, str(HERE))
+    from machine import cpu_model
+
+    load = os.getloadavg()[0]
+    lines = [
+        "# GP posterior mean at scale (issue 5)",
+        "",
+        f"Command: `python benchmarks/gp_scale.py --sizes {' '.join(map(str, args.sizes))} "
+        f"--exact-up-to {args.exact_up_to} --threads {args.threads}`.",
+        f"Machine: {cpu_model()}, {os.cpu_count()} cores, {args.threads} thread(s) per fit; shared "
+        f"with other jobs (load average at the end {load:.1f}), so seconds are indicative only.",
+        "",
+        "The paper's 2-D synthetic model, noise variance 0.1, RBF bandwidth 0.1 × the median distance "
+        "of the 2^11-point set (the same model for every n); 2^12 test points. "
+        "`DSGGaussianProcessRegressor` runs with its defaults (256 steps of 2048 features, 1024 "
+        "landmarks), mean only. Peak RSS is the whole child process (Python, torch and the data "
+        "included).",
+        "",
+        "| n | method | fit seconds | peak RSS (MiB) | test RMSE vs f | ‖ours − exact‖/‖exact‖ |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| 2^{r['log2_n']} | {r['method']} | failed: {r['error']} | | | |")
+            continue
+        name = "exact GP (scikit-learn)" if r["method"] == "exact" else "DSGGaussianProcessRegressor"
+        vs = f"{r['vs_exact']:.4f}" if "vs_exact" in r else "—"
+        lines.append(f"| 2^{r['log2_n']} | {name} | {r['seconds']:.1f} | {r['peak_mib']:.0f} | "
+                     f"{r['rmse']:.4f} | {vs} |")
+    lines.append("")
+    (args.out / "gp_scale.md").write_text("\n".join(lines))
+    (args.out / "gp_scale.json").write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
