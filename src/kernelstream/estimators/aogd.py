@@ -9,16 +9,16 @@ import torch
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.metrics import roc_auc_score
 from sklearn.utils import check_random_state
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d, validate_data
 
 from .. import rng
 from .._device import resolve_device, to_numpy, to_tensor
-from .._validation import Integral, Interval, Real, StrOptions, check_labels_for_loss
+from .._validation import Integral, Interval, Real, StrOptions
 from ..features import KERNELS, make_feature_map, resolve_sigma
 from ..schedules import SCHEDULES, make_schedule
 from ..solvers.pairwise import PAIRWISE_LOSSES, PairwiseState, aogd_chunk
 from ._base import assign_parameters
+from ._labels import fit_or_check_labels
 from ._rollback import unchanged_on_error
 
 __all__ = ["AOGDClassifier"]
@@ -269,23 +269,8 @@ class AOGDClassifier(ClassifierMixin, BaseEstimator):
 
     def _encode(self, y, *, first: bool, classes=None) -> np.ndarray:
         """Labels as ``±1`` (``classes_[1]`` is +1); fits ``classes_`` on the first call."""
-        if y is None:
-            raise ValueError("requires y to be passed, but the target y is None.")
-        y = column_or_1d(y, warn=True)
-        check_classification_targets(y)
-        if first:
-            labels = np.unique(y) if classes is None else np.unique(np.asarray(classes))
-            check_labels_for_loss(len(labels), self.loss)
-            if len(labels) > 2:
-                raise ValueError(f"Only binary classification is supported (AOGD is bipartite "
-                                 f"ranking); y has {len(labels)} classes {labels.tolist()}. "
-                                 "Binarise y first.")
-            self.classes_ = labels
-        unseen = np.setdiff1d(np.unique(y), self.classes_)
-        if unseen.size:
-            raise ValueError(f"y contains labels {unseen.tolist()} that are not in "
-                             f"classes_={self.classes_.tolist()}; pass both labels in classes= "
-                             "on the first partial_fit call.")
+        y = fit_or_check_labels(self, y, first=first, classes=classes, loss=self.loss,
+                                max_classes=2, reason="AOGD is bipartite ranking")
         return np.where(y == self.classes_[1], 1, -1)
 
     def _unchanged_on_error(self):

@@ -9,12 +9,11 @@ from scipy.special import expit, softmax
 from sklearn.base import ClassifierMixin
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from .._validation import Interval, Real, StrOptions, check_labels_for_loss
+from .._validation import Interval, Real, StrOptions
 from ..losses import get_loss
 from ._base import DSGBase, assign_parameters
+from ._labels import fit_or_check_labels
 
 __all__ = ["DSGClassifier"]
 
@@ -121,25 +120,7 @@ class DSGClassifier(ClassifierMixin, DSGBase):
 
     # -- hooks ---------------------------------------------------------------------------
     def _encode_targets(self, y, *, first, classes=None):
-        if y is None:
-            raise ValueError("requires y to be passed, but the target y is None.")
-        y = column_or_1d(y, warn=True)
-        check_classification_targets(y)
-        if first:
-            labels = np.unique(y) if classes is None else np.unique(np.asarray(classes))
-            check_labels_for_loss(len(labels), self.loss)
-            unseen = np.setdiff1d(np.unique(y), labels)
-            if unseen.size:
-                raise ValueError(f"y contains labels {unseen.tolist()} that are not in "
-                                 f"classes={labels.tolist()}; pass every label in classes.")
-            self.classes_ = labels
-        else:
-            check_is_fitted(self, "classes_")
-            unseen = np.setdiff1d(np.unique(y), self.classes_)
-            if unseen.size:
-                raise ValueError(f"y contains labels {unseen.tolist()} not seen in the first call "
-                                 f"(classes_={self.classes_.tolist()}); pass every label in "
-                                 "classes= on the first partial_fit call.")
+        y = fit_or_check_labels(self, y, first=first, classes=classes, loss=self.loss)
         index = np.searchsorted(self.classes_, y)
         if len(self.classes_) == 2:
             return np.where(index == 1, 1.0, -1.0).reshape(-1, 1)
