@@ -25,9 +25,11 @@ def test_sklearn_compatible(estimator, check):
 
 
 # -- the solver against a plain per-example loop (Algorithm 1 as printed) ---------------------
-def naive_aogd(Z, positive, coins, eta, gamma, lam, loss):
+def naive_aogd(Z, positive, coins, eta, gamma, lam, loss, weights=None):
+    """The last iterate, or with ``weights`` (one per example) also ``Σ_t ω_t w_t``."""
     G, D = eta.shape[0], Z.shape[1]
     w = torch.zeros(G, D, dtype=torch.float64)
+    total = torch.zeros(G, D, dtype=torch.float64)
     sums, counts, random = torch.zeros(2, D, dtype=torch.float64), [0, 0], [None, None]
     for t in range(Z.shape[0]):
         c = int(positive[t])
@@ -41,7 +43,9 @@ def naive_aogd(Z, positive, coins, eta, gamma, lam, loss):
         if counts[c] == 0 or coins[t]:
             random[c] = Z[t].clone()
         counts[c] += 1
-    return w
+        if weights is not None:
+            total += weights[t] * w
+    return w if weights is None else (w, total)
 
 
 def _stream(m=150, D=12, G=3, seed=0):
@@ -69,6 +73,32 @@ def test_chunked_solver_equals_the_per_example_loop(loss, chunk, D):
         w = aogd_chunk(w, state, Z[s], positive[s], coins[s], eta[:, s], gamma[:, s], lam, loss)
     torch.testing.assert_close(w, expected, rtol=1e-10, atol=1e-12)
     assert state.t == Z.shape[0] and state.counts.tolist() == [int((~positive).sum()), int(positive.sum())]
+
+
+@pytest.mark.parametrize("loss, chunk, D", [
+    ("squared", 7, 12), ("squared", 150, 200), ("squared", 150, 3), ("squared", 40, 3),
+    ("hinge", 150, 12), ("logistic", 7, 3),
+])
+def test_iterate_sum_equals_the_per_example_loop(loss, chunk, D):
+    """The weighted sum of the per-example iterates (an averaged model), on every solver path."""
+    Z, positive, coins, eta, gamma, lam = _stream(D=D)
+    weights = (torch.arange(Z.shape[0]) >= 20).to(torch.float64)  # average from example 21 on
+    expected_w, expected_sum = naive_aogd(Z, positive, coins, eta, gamma, lam, loss, weights)
+    state, w = PairwiseState.empty(D), torch.zeros(3, D, dtype=torch.float64)
+    total = torch.zeros(3, D, dtype=torch.float64)
+    for i in range(0, Z.shape[0], chunk):
+        s = slice(i, i + chunk)
+        w = aogd_chunk(w, state, Z[s], positive[s], coins[s], eta[:, s], gamma[:, s], lam, loss,
+                       example_weights=weights[s], iterate_sum=total)
+    torch.testing.assert_close(w, expected_w, rtol=1e-10, atol=1e-12)
+    torch.testing.assert_close(total, expected_sum, rtol=1e-10, atol=1e-11)
+
+
+def test_iterate_sum_needs_both_arguments():
+    with pytest.raises(ValueError, match="both"):
+        chunk_update(torch.zeros(1, 2, dtype=torch.float64), torch.eye(1, dtype=torch.float64),
+                     torch.ones(1, 2, dtype=torch.float64), torch.ones(1, 1, dtype=torch.float64),
+                     torch.zeros(1, 1, dtype=torch.float64), iterate_weights=torch.ones(1))
 
 
 @pytest.mark.parametrize("loss", ["squared", "hinge"])
@@ -133,6 +163,44 @@ def test_gamma0_defaults_to_eta0():
     default = AOGDClassifier(**params).fit(X, y)
     np.testing.assert_array_equal(default.coef_, AOGDClassifier(**params, gamma0=0.3).fit(X, y).coef_)
     assert not np.allclose(default.coef_, AOGDClassifier(**params, gamma0=0.075).fit(X, y).coef_)
+
+
+@pytest.mark.parametrize("average, first, kernel, atol", [
+    (True, 0, "linear", 1e-12), (150, 149, "linear", 1e-12),
+    (True, 0, "rbf", 1e-6),  # float32 features round differently in a 1-row and a 37-row GEMM
+])
+def test_average_is_the_mean_of_the_per_example_iterates(average, first, kernel, atol):
+    """Oracle: feed one example at a time without averaging and average the iterates by hand."""
+    X, y = make_moons(400, noise=0.3, random_state=2)
+    params = dict(kernel=kernel, n_components=64, sigma=0.7, eta0=0.2, learning_rate="constant",
+                  random_state=5)
+    stepper, iterates = AOGDClassifier(**params), []
+    for i in range(400):
+        stepper.partial_fit(X[i : i + 1], y[i : i + 1], classes=[0, 1])
+        iterates.append(stepper.coef_)
+    averaged = AOGDClassifier(**params, average=average, shuffle=False, chunk_size=37).fit(X, y)
+    np.testing.assert_allclose(averaged.coef_, np.mean(iterates[first:], axis=0), rtol=1e-9, atol=atol)
+    np.testing.assert_allclose(averaged.iterate_, stepper.coef_, rtol=1e-9, atol=atol)
+    assert averaged.n_averaged_ == 400 - first and stepper.n_averaged_ == 0
+
+
+def test_averaged_partial_fit_in_pieces_equals_fit():
+    X, y = make_moons(600, noise=0.2, random_state=0)
+    params = dict(n_components=128, sigma=0.7, random_state=3, shuffle=False, average=100)
+    full = AOGDClassifier(**params).fit(X, y)
+    online = AOGDClassifier(**params, chunk_size=11)
+    for i in range(0, 600, 70):  # averaging starts inside the second piece
+        online.partial_fit(X[i : i + 70], y[i : i + 70], classes=[0, 1])
+    np.testing.assert_allclose(online.coef_, full.coef_, rtol=1e-9, atol=1e-12)
+    assert online.n_averaged_ == full.n_averaged_ == 501
+    assert online.score(X, y) > 0.9
+
+
+def test_average_before_its_start_is_the_last_iterate():
+    X, y = make_moons(200, noise=0.2, random_state=0)
+    clf = AOGDClassifier(n_components=32, random_state=0, average=1000).fit(X, y)
+    np.testing.assert_array_equal(clf.coef_, clf.iterate_)
+    assert clf.n_averaged_ == 0
 
 
 @pytest.mark.parametrize("loss", ["squared", "hinge", "logistic"])

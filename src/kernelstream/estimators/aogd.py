@@ -76,6 +76,12 @@ class AOGDClassifier(ClassifierMixin, BaseEstimator):
         L2 regularisation ``λ`` (the paper's grid is ``10^[−8:−1]``).
     p : float, default=0.5
         Probability that a new example replaces its class's random example.
+    average : bool or int, default=False
+        ``True``: ``coef_`` is the average of the per-example iterates, ``w̄_T = (1/T) Σ_t w_t``
+        (Polyak–Ruppert; the hypothesis of the online-to-batch conversions of pairwise regret,
+        Wang et al. 2012, Kar et al. 2013). An int ``a`` averages from the ``a``-th example on,
+        like scikit-learn's ``SGDClassifier(average=a)``. ``False`` returns the last iterate
+        ``w_T``, as Algorithm 1 does. One more ``D``-vector of state either way.
     chunk_size : int, default=64
         Examples processed per exact chunk (a speed knob only).
     max_iter : int, default=1
@@ -91,7 +97,11 @@ class AOGDClassifier(ClassifierMixin, BaseEstimator):
     classes_ : ndarray of shape (2,)
         ``classes_[1]`` is the positive class (scores rank it first).
     coef_ : ndarray of shape (n_components_,)
-        ``w``.
+        The model scored by ``decision_function``: the averaged iterate if ``average``, else ``w``.
+    iterate_ : ndarray of shape (n_components_,)
+        The last iterate ``w_T`` (where the next example's steps start).
+    n_averaged_ : int
+        Iterates in the average (0 without ``average``).
     threshold_ : float
         ``½ wᵀ(z̄⁺ + z̄⁻)``: ``decision_function`` subtracts it, so ``predict`` labels a point
         positive when its score is nearer the positive class's mean score.
@@ -129,6 +139,7 @@ class AOGDClassifier(ClassifierMixin, BaseEstimator):
         "power_t": [Interval(Real, 0, None, closed="left")],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "p": [Interval(Real, 0, 1, closed="both")],
+        "average": ["boolean", Interval(Integral, 1, None, closed="left")],
         "chunk_size": [Interval(Integral, 1, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "shuffle": ["boolean"],
@@ -139,7 +150,8 @@ class AOGDClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, *, loss="squared", kernel="rbf", n_components=1024, sigma="median",
                  sigma_scale=1.0, kernel_params=None, eta0=0.5, gamma0=None,
                  learning_rate="invscaling", t0=1.0, power_t=0.5, alpha=1e-6, p=0.5,
-                 chunk_size=64, max_iter=1, shuffle=True, random_state=None, device="auto"):
+                 average=False, chunk_size=64, max_iter=1, shuffle=True, random_state=None,
+                 device="auto"):
         assign_parameters(self, locals())
 
     # -- public API ----------------------------------------------------------------------
@@ -220,7 +232,8 @@ class AOGDClassifier(ClassifierMixin, BaseEstimator):
             n_components = self.n_components
         self.n_components_ = n_components
         self.state_ = PairwiseState.empty(n_components, device=self.device_)
-        self.coef_ = np.zeros(n_components)
+        self.coef_, self.iterate_ = np.zeros(n_components), np.zeros(n_components)
+        self.n_averaged_ = 0
         self.threshold_ = 0.0
         self.t_ = 0
 
@@ -232,26 +245,34 @@ class AOGDClassifier(ClassifierMixin, BaseEstimator):
     def _run(self, X, y) -> None:
         """Algorithm 1 over the rows of ``X`` in order, ``chunk_size`` rows at a time."""
         device = self.device_
-        w = torch.as_tensor(self.coef_, device=device).unsqueeze(0)  # (1, D)
+        w = torch.as_tensor(self.iterate_, device=device).unsqueeze(0)  # (1, D)
         lam = torch.full((1, 1), float(self.alpha), dtype=torch.float64, device=device)
         shape, eta0, gamma0 = self._schedules()
+        start = 0 if self.average is False else int(self.average)  # True: from the 1st example
+        total = torch.as_tensor(self.coef_ * self.n_averaged_, device=device).unsqueeze(0)
+        n_averaged = self.n_averaged_
         for i in range(0, X.shape[0], self.chunk_size):
             Z = self._features(X[i : i + self.chunk_size])
             m, t = Z.shape[0], self.state_.t
             positive = torch.as_tensor(y[i : i + m] == 1, device=device)
             coins = bernoulli_coins(self.seed_, t, m, self.p, device)
+            index = torch.arange(t + 1, t + m + 1, dtype=torch.float64, device=device)  # t of each
             steps = torch.tensor([shape(t + k + 1) for k in range(m)], dtype=torch.float64,
                                  device=device).unsqueeze(0)
+            weights = (index >= start).to(torch.float64) if start else None
             w = aogd_chunk(w, self.state_, Z, positive, coins, eta0 * steps, gamma0 * steps, lam,
-                           self.loss)
-        self._finish(w)
+                           self.loss, example_weights=weights,
+                           iterate_sum=total if start else None)
+            n_averaged += int(weights.sum()) if start else 0
+        self._finish(w, total / n_averaged if n_averaged else w, n_averaged)
 
-    def _finish(self, w: torch.Tensor) -> None:
-        if not torch.isfinite(w).all():
+    def _finish(self, w: torch.Tensor, model: torch.Tensor, n_averaged: int) -> None:
+        """Store the last iterate ``w`` and the scored ``model`` (``w`` or the average)."""
+        if not (torch.isfinite(w).all() and torch.isfinite(model).all()):
             raise FloatingPointError("AOGD diverged (non-finite weights); lower eta0/gamma0.")
-        self.coef_ = to_numpy(w[0])
+        self.iterate_, self.coef_, self.n_averaged_ = to_numpy(w[0]), to_numpy(model[0]), n_averaged
         means = self.state_.means()
-        self.threshold_ = float(0.5 * (means[0] + means[1]) @ w[0])
+        self.threshold_ = float(0.5 * (means[0] + means[1]) @ model[0])
         self.t_ = self.state_.t
 
     def _features(self, X) -> torch.Tensor:

@@ -178,8 +178,9 @@ def _update_class(state: PairwiseState, c: int, Z, in_class, replace) -> None:
 
 
 def chunk_update(w: torch.Tensor, T: torch.Tensor, B: torch.Tensor, alphas: torch.Tensor,
-                 lam: torch.Tensor, loss: str = "squared", step_of_row: torch.Tensor | None = None
-                 ) -> torch.Tensor:
+                 lam: torch.Tensor, loss: str = "squared", step_of_row: torch.Tensor | None = None,
+                 *, iterate_weights: torch.Tensor | None = None,
+                 iterate_sum: torch.Tensor | None = None) -> torch.Tensor:
     """Run the steps ``w ← (1 − α_k λ) w − α_k · mean_{rows r of step k} ℓ'(wᵀd_r) d_r``.
 
     Parameters
@@ -191,6 +192,9 @@ def chunk_update(w: torch.Tensor, T: torch.Tensor, B: torch.Tensor, alphas: torc
     loss : "squared" (one triangular solve), "hinge" or "logistic" (step by step).
     step_of_row : (R,) int64 step index of each row (non-decreasing); ``None`` means one row per
         step (``R = K``). Rows of one step see the same ``w`` and their gradients are averaged.
+    iterate_weights, iterate_sum : (K,) or (G, K), and (G, D), or both ``None``
+        Adds ``Σ_k c_k w_k`` (``w_k`` the model after step ``k``) to ``iterate_sum`` in place:
+        the running sum behind an averaged iterate, at no extra pass over the directions.
 
     Returns
     -------
@@ -199,7 +203,12 @@ def chunk_update(w: torch.Tensor, T: torch.Tensor, B: torch.Tensor, alphas: torc
     """
     G, K = alphas.shape
     R = T.shape[0]
+    if (iterate_weights is None) != (iterate_sum is None):
+        raise ValueError("Pass both iterate_weights and iterate_sum, or neither.")
+    weights = None if iterate_weights is None else iterate_weights.to(w.dtype).expand(G, K)
     if R == 0:
+        if weights is not None:
+            iterate_sum += weights.sum(1, keepdim=True) * w
         return w
     if step_of_row is None:
         step_of_row = torch.arange(R, device=w.device)
@@ -208,7 +217,7 @@ def chunk_update(w: torch.Tensor, T: torch.Tensor, B: torch.Tensor, alphas: torc
     if bool((rho <= 0).any()):
         raise ValueError("eta * lambda must be below 1 (the shrinkage 1 − αλ must stay positive).")
     if loss == "squared" and B.shape[1] ** 3 < 8 * R:  # few features, long chunk
-        return _compose_affine(w, T @ B, alphas, rho, per_step, step_of_row)
+        return _compose_affine(w, T @ B, alphas, rho, per_step, step_of_row, weights, iterate_sum)
     log_P = torch.cumsum(torch.log(rho), dim=1)                                # log P_k
     row_alpha = (alphas / per_step)[:, step_of_row]                            # (G, R)
     prev = (log_P - torch.log(rho))[:, step_of_row]                            # log P_{k(r)−1}
@@ -235,31 +244,49 @@ def chunk_update(w: torch.Tensor, T: torch.Tensor, B: torch.Tensor, alphas: torc
         C = a.unsqueeze(2) * M.unsqueeze(0) * b.unsqueeze(1)
         beta = _sequential_betas(C, rhs, row_alpha, step_of_row, K, loss)
     final = torch.exp(log_P[:, -1:] - own) * beta                              # β_r P_K / P_k(r)
+    if weights is not None:
+        # Σ_k c_k w_k = (Σ_k c_k P_k) w_0 + Σ_r β_r (Σ_{k ≥ k(r)} c_k P_k / P_k(r)) d_r
+        later = log_P.unsqueeze(1) - log_P.unsqueeze(2)                        # [g, j, k] log P_k/P_j
+        upper = torch.ones(K, K, dtype=torch.bool, device=w.device).triu()
+        ratio = torch.exp(later.masked_fill(~upper, float("-inf")))            # P_k/P_j for k ≥ j
+        tail = (ratio.to(w.dtype) @ weights.unsqueeze(2)).squeeze(2)           # (G, K)
+        iterate_sum += (weights * torch.exp(log_P)).sum(1, keepdim=True) * w
+        iterate_sum += ((beta * tail[:, step_of_row]) @ T) @ B
     return torch.exp(log_P[:, -1:]) * w + (final @ T) @ B
 
 
-def _compose_affine(w, dirs, alphas, rho, per_step, step_of_row) -> torch.Tensor:
+def _compose_affine(w, dirs, alphas, rho, per_step, step_of_row, weights=None, iterate_sum=None
+                    ) -> torch.Tensor:
     """Squared loss with few features: step k is affine, ``w ← A_k w + c_k`` with
     ``A_k = ρ_k I − (2α_k/n_k) Σ_r d_r d_rᵀ`` and ``c_k = (2α_k/n_k) Σ_r d_r``; compose the
-    ``K`` maps by a pairwise tree of ``(D+1) × (D+1)`` products. ``O(K·D³)``, ``log₂ K`` calls."""
+    ``K`` maps by a pairwise tree of ``(D+1) × (D+1)`` products. ``O(K·D³)``, ``log₂ K`` calls.
+    With ``weights`` the state is ``[w; s; 1]`` and ``s ← s + ω_k (A_k w + c_k)`` accumulates
+    ``Σ_k ω_k w_k`` (maps of size ``2D + 1``)."""
     G, K = alphas.shape
     D = dirs.shape[1]
     scale = 2.0 * alphas / per_step                                            # (G, K)
     outer = torch.zeros(K, D, D, dtype=w.dtype, device=w.device)
     outer.index_add_(0, step_of_row, dirs.unsqueeze(2) * dirs.unsqueeze(1))   # Σ_r d_r d_rᵀ
     total = torch.zeros(K, D, dtype=w.dtype, device=w.device).index_add_(0, step_of_row, dirs)
-    maps = torch.zeros(G, K, D + 1, D + 1, dtype=w.dtype, device=w.device)
+    size = D + 1 if weights is None else 2 * D + 1
+    maps = torch.zeros(G, K, size, size, dtype=w.dtype, device=w.device)
     maps[..., :D, :D] = -scale[..., None, None] * outer
     maps[..., :D, :D].diagonal(dim1=-2, dim2=-1).add_(rho.unsqueeze(2))
-    maps[..., :D, D] = scale.unsqueeze(2) * total
-    maps[..., D, D] = 1.0
+    maps[..., :D, -1] = scale.unsqueeze(2) * total
+    maps[..., -1, -1] = 1.0
+    if weights is not None:  # s ← s + ω_k (A_k w + c_k)
+        maps[..., D : 2 * D, :D] = weights[..., None, None] * maps[..., :D, :D]
+        maps[..., D : 2 * D, -1] = weights.unsqueeze(2) * maps[..., :D, -1]
+        maps[..., D : 2 * D, D : 2 * D].diagonal(dim1=-2, dim2=-1).fill_(1.0)
     while maps.shape[1] > 1:  # later maps act on the left
         if maps.shape[1] % 2:
-            eye = torch.eye(D + 1, dtype=w.dtype, device=w.device).expand(G, 1, D + 1, D + 1)
+            eye = torch.eye(size, dtype=w.dtype, device=w.device).expand(G, 1, size, size)
             maps = torch.cat([maps, eye], dim=1)
         maps = maps[:, 1::2] @ maps[:, 0::2]
     total_map = maps[:, 0]
-    return (total_map[:, :D, :D] @ w.unsqueeze(2)).squeeze(2) + total_map[:, :D, D]
+    if weights is not None:
+        iterate_sum += (total_map[:, D : 2 * D, :D] @ w.unsqueeze(2)).squeeze(2) + total_map[:, D : 2 * D, -1]
+    return (total_map[:, :D, :D] @ w.unsqueeze(2)).squeeze(2) + total_map[:, :D, -1]
 
 
 def _sequential_betas(C, rhs, row_alpha, step_of_row, K, loss) -> torch.Tensor:
@@ -277,7 +304,8 @@ def _sequential_betas(C, rhs, row_alpha, step_of_row, K, loss) -> torch.Tensor:
 
 def aogd_chunk(w: torch.Tensor, state: PairwiseState, Z: torch.Tensor, positive: torch.Tensor,
                coins: torch.Tensor, eta: torch.Tensor, gamma: torch.Tensor, lam: torch.Tensor,
-               loss: str = "squared") -> torch.Tensor:
+               loss: str = "squared", *, example_weights: torch.Tensor | None = None,
+               iterate_sum: torch.Tensor | None = None) -> torch.Tensor:
     """Algorithm 1 on a chunk of ``m`` examples: the mean step then the random step per example.
 
     Parameters
@@ -285,6 +313,9 @@ def aogd_chunk(w: torch.Tensor, state: PairwiseState, Z: torch.Tensor, positive:
     w : (G, D);  state : updated in place;  Z : (m, D);  positive, coins : (m,) bool.
     eta, gamma : (G, m) step sizes ``η_t`` and ``γ_t`` of the chunk's examples.
     lam : (G, 1).
+    example_weights, iterate_sum : (m,) and (G, D), or both ``None``
+        Adds ``Σ_t ω_t w_t`` to ``iterate_sum`` in place, ``w_t`` the model after example ``t``
+        (both of its steps): the running sum of an averaged iterate.
 
     Returns
     -------
@@ -293,4 +324,8 @@ def aogd_chunk(w: torch.Tensor, state: PairwiseState, Z: torch.Tensor, positive:
     T, B, valid = pair_directions(Z, positive, coins, state)
     alphas = torch.stack([eta, gamma], dim=2).reshape(w.shape[0], 2 * Z.shape[0])
     alphas = alphas * valid.repeat_interleave(2).to(alphas.dtype)  # no opposite class yet: skip
-    return chunk_update(w, T, B, alphas, lam, loss)
+    step_weights = None
+    if example_weights is not None:  # the iterate after an example is the one after its 2nd step
+        step_weights = torch.stack([torch.zeros_like(example_weights), example_weights], 1).reshape(-1)
+    return chunk_update(w, T, B, alphas, lam, loss, iterate_weights=step_weights,
+                        iterate_sum=iterate_sum)
