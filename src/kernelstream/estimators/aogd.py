@@ -78,10 +78,10 @@ class AOGDClassifier(ClassifierMixin, BaseEstimator):
         Probability that a new example replaces its class's random example.
     average : bool or int, default=False
         ``True``: ``coef_`` is the average of the per-example iterates, ``w̄_T = (1/T) Σ_t w_t``
-        (Polyak–Ruppert; the hypothesis of the online-to-batch conversions of pairwise regret,
-        Wang et al. 2012, Kar et al. 2013). An int ``a`` averages from the ``a``-th example on,
-        like scikit-learn's ``SGDClassifier(average=a)``. ``False`` returns the last iterate
-        ``w_T``, as Algorithm 1 does. One more ``D``-vector of state either way.
+        (Polyak–Ruppert; for convex losses the hypothesis that online-to-batch conversions of a
+        regret bound speak of, e.g. Kar et al. 2013 for pairwise losses). An int ``a`` averages
+        from the ``a``-th example on, like scikit-learn's ``SGDClassifier(average=a)``. ``False``
+        returns the last iterate ``w_T``, as Algorithm 1 does. One more ``D``-vector of state.
     chunk_size : int, default=64
         Examples processed per exact chunk (a speed knob only).
     max_iter : int, default=1
