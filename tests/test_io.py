@@ -116,3 +116,45 @@ def test_unknown_class_is_refused(saved):
     save_file(tensors, str(path), metadata={"kernelstream": json.dumps(header)})
     with pytest.raises(ModelFileError, match="Unknown model class"):
         load(path)
+
+
+@pytest.mark.parametrize("kernel, average", [("rbf", False), ("rbf", 50), ("linear", True)])
+def test_aogd_round_trip_scores_identically_and_resumes_the_stream(tmp_path, kernel, average):
+    from kernelstream import AOGDClassifier
+
+    X, y = make_classification(900, 8, random_state=0)
+    labels = np.array(["no", "yes"])[y]
+    params = dict(kernel=kernel, n_components=128, average=average, random_state=0,
+                  eta0=0.05 if kernel == "linear" else 0.5)  # raw features: ‖x‖² ≈ 8, not 1
+    model = AOGDClassifier(**params).partial_fit(X[:500], labels[:500], classes=["no", "yes"])
+    model.save(tmp_path / "m.kst")
+    loaded = load(tmp_path / "m.kst")
+    np.testing.assert_array_equal(loaded.decision_function(X), model.decision_function(X))
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+    assert loaded.get_params() == model.get_params() and loaded.t_ == 500
+    model.partial_fit(X[500:], labels[500:])  # the stream goes on in both
+    loaded.partial_fit(X[500:], labels[500:])
+    np.testing.assert_allclose(loaded.coef_, model.coef_, rtol=1e-12, atol=1e-14)
+    assert loaded.n_averaged_ == model.n_averaged_ and loaded.score(X, labels) == model.score(X, labels) > 0.8
+
+
+def test_aogd_file_size_is_O_of_D(tmp_path):
+    from kernelstream import AOGDClassifier
+
+    X, y = make_classification(2000, 50, random_state=0)
+    model = AOGDClassifier(n_components=1024, random_state=0).fit(X, y)
+    model.save(tmp_path / "m.kst")
+    assert os.path.getsize(tmp_path / "m.kst") <= 5 * 8 * 1024 + 64 * 1024  # coef, iterate, 2+2 rows
+
+
+def test_unfitted_and_unsupported_models_are_refused(tmp_path):
+    from sklearn.exceptions import NotFittedError
+    from sklearn.linear_model import LogisticRegression
+
+    from kernelstream import AOGDClassifier
+    from kernelstream.io import save_model
+
+    with pytest.raises(NotFittedError):
+        AOGDClassifier().save(tmp_path / "m.kst")
+    with pytest.raises(TypeError, match="cannot save LogisticRegression"):
+        save_model(LogisticRegression(), tmp_path / "m.kst")

@@ -1,9 +1,11 @@
 """Save and load fitted models without pickle: one safetensors file, JSON metadata + tensors.
 
-The file holds the prediction coefficients ``(n_blocks, r, C)`` (float32 or float64), the
-intercept, and a JSON header with the class name, the constructor parameters, the feature map's
-configuration (kernel, bandwidth, seed, block size) and the fitted scalars. Random-feature
-weights are not stored: they are regenerated from the seed. A SHA-256 of the tensor bytes in the
+For the DSG estimators the file holds the prediction coefficients ``(n_blocks, r, C)`` (float32
+or float64) and the intercept; for ``AOGDClassifier`` the model, the last iterate and the stream
+statistics (``O(D)`` numbers, so ``partial_fit`` resumes the stream exactly). A JSON header holds
+the class name, the constructor parameters, the feature map's configuration (kernel, bandwidth,
+seed, block size) and the fitted scalars. Random-feature weights are not stored: they are
+regenerated from the seed. A SHA-256 of the tensor bytes in the
 header detects truncated or edited files. Loading builds objects only from a fixed whitelist of
 classes; nothing in the file is executed.
 """
@@ -28,9 +30,14 @@ class ModelFileError(ValueError):
 
 
 def _registry() -> dict:
-    from .estimators import DSGClassifier, DSGRegressor
+    """Class name -> (class, its fitted attribute, pack, unpack): the only classes a file can
+    name."""
+    from .estimators import AOGDClassifier, DSGClassifier, DSGRegressor
 
-    return {cls.__name__: cls for cls in (DSGClassifier, DSGRegressor)}
+    expansion = ("expansion_", _pack_expansion, _unpack_expansion)
+    return {DSGClassifier.__name__: (DSGClassifier, *expansion),
+            DSGRegressor.__name__: (DSGRegressor, *expansion),
+            AOGDClassifier.__name__: (AOGDClassifier, "coef_", _pack_pairwise, _unpack_pairwise)}
 
 
 def _digest(tensors: dict[str, torch.Tensor]) -> str:
@@ -74,17 +81,16 @@ def _hashable(value):
 
 
 def save_model(model, path) -> None:
-    """Write ``model`` (a fitted DSG estimator) to ``path`` (safetensors format)."""
+    """Write ``model`` (a fitted DSG estimator or ``AOGDClassifier``) to ``path`` (safetensors)."""
     from safetensors.torch import save_file
     from sklearn.utils.validation import check_is_fitted
 
-    check_is_fitted(model, "expansion_")
-    if type(model).__name__ not in _registry():
+    entry = _registry().get(type(model).__name__)
+    if entry is None:
         raise TypeError(f"cannot save {type(model).__name__}; supported: {sorted(_registry())}")
-    expansion = model.expansion_
-    coef, intercept = expansion.prediction_parameters()
-    tensors = {"coef": coef.detach().cpu().contiguous(),
-               "intercept": intercept.detach().cpu().contiguous()}
+    check_is_fitted(model, entry[1])
+    tensors, extra = entry[2](model)
+    tensors = {name: t.detach().cpu().contiguous() for name, t in tensors.items()}
     params = {k: v for k, v in model.get_params(deep=False).items() if k != "random_state"}
     fitted = {k: getattr(model, k) for k in _fitted_names(model)}
     header = {
@@ -93,22 +99,75 @@ def save_model(model, path) -> None:
         "class": type(model).__name__,
         "params": _jsonable(params),
         "random_state": _jsonable(model.random_state if isinstance(model.random_state, (int, type(None))) else None),
-        "feature_map": expansion.feature_map.config(),
         "fitted": _jsonable(fitted),
-        "step": expansion.step,
-        "max_blocks": expansion.max_blocks,
-        "average_start": expansion.average_start,
+        **extra,
         "sha256": _digest(tensors),
     }
     save_file(tensors, str(path), metadata={"kernelstream": json.dumps(header)})
 
 
+_ARRAYS = ("classes_", "feature_names_in_", "y_offset_", "y_scale_")
+
+
 def _fitted_names(model) -> list[str]:
     names = ["n_features_in_", "seed_", "sigma_", "n_components_", "t_", "n_iter_"]
-    for optional in ("classes_", "feature_names_in_", "y_offset_", "y_scale_", "n_outputs_", "_y_1d"):
+    for optional in (*_ARRAYS, "n_outputs_", "_y_1d", "threshold_", "n_averaged_"):
         if hasattr(model, optional):
             names.append(optional)
     return names
+
+
+def _feature_map(config: dict | None):
+    """The feature map of a saved ``FeatureMap.config()``: weights regenerated from the seed."""
+    from .features import make_feature_map
+
+    if config is None:
+        return None
+    config = dict(config)
+    kernel, d, sigma = config.pop("kernel"), config.pop("n_features_in"), config.pop("sigma")
+    r, seed = config.pop("block_size"), config.pop("seed")
+    return make_feature_map(kernel, d, sigma, r, seed, kernel_params=config)
+
+
+def _pack_expansion(model) -> tuple[dict, dict]:
+    """DSG estimators: the prediction coefficients ``(n_blocks, r, C)`` and the intercept."""
+    expansion = model.expansion_
+    coef, intercept = expansion.prediction_parameters()
+    return {"coef": coef, "intercept": intercept}, {
+        "feature_map": expansion.feature_map.config(), "step": expansion.step,
+        "max_blocks": expansion.max_blocks, "average_start": expansion.average_start}
+
+
+def _unpack_expansion(model, header: dict, tensors: dict, device) -> None:
+    from .expansion import Expansion
+
+    coef, intercept = tensors["coef"], tensors["intercept"]
+    expansion = Expansion(_feature_map(header["feature_map"]), coef.shape[2], dtype=coef.dtype,
+                          device=device, max_blocks=header["max_blocks"],
+                          average_start=header["average_start"])
+    expansion.load_prediction_state(coef, intercept, header["step"])
+    model.expansion_ = expansion
+
+
+def _pack_pairwise(model) -> tuple[dict, dict]:
+    """AOGD: the scored model, the last iterate and the stream statistics (``O(D)`` numbers), so
+    ``partial_fit`` on the loaded model continues the stream exactly."""
+    state = model.state_
+    tensors = {"coef": torch.tensor(model.coef_), "iterate": torch.tensor(model.iterate_),  # copies
+               "sums": state.sums, "counts": state.counts, "random": state.random}
+    fm = model.feature_map_
+    return tensors, {"feature_map": None if fm is None else fm.config(), "stream_t": state.t}
+
+
+def _unpack_pairwise(model, header: dict, tensors: dict, device) -> None:
+    from .solvers.pairwise import PairwiseState
+
+    model.feature_map_ = _feature_map(header["feature_map"])
+    model.coef_, model.iterate_ = tensors["coef"].numpy(), tensors["iterate"].numpy()
+    if model.coef_.shape != (model.n_components_,) or model.iterate_.shape != model.coef_.shape:
+        raise ValueError("coefficient shapes do not match n_components_")
+    model.state_ = PairwiseState(tensors["sums"].to(device), tensors["counts"].to(device),
+                                 tensors["random"].to(device), int(header["stream_t"]))
 
 
 def _read(path) -> tuple[dict, dict[str, torch.Tensor]]:
@@ -143,30 +202,19 @@ def load(path):
         If the file is missing, truncated, edited, or not a kernelstream model.
     """
     from ._device import resolve_device
-    from .expansion import Expansion
-    from .features import make_feature_map
 
     header, tensors = _read(path)
-    cls = _registry().get(header["class"])
-    if cls is None:
+    entry = _registry().get(header["class"])
+    if entry is None:
         raise ModelFileError(f"Unknown model class {header['class']!r} in {str(path)!r}.")
+    cls, _, _, unpack = entry
     try:
-        params = _from_json(header["params"])
-        model = cls(**params, random_state=header["random_state"])
-        fm_config = dict(header["feature_map"])
-        kernel = fm_config.pop("kernel")
-        d, sigma = fm_config.pop("n_features_in"), fm_config.pop("sigma")
-        r, seed = fm_config.pop("block_size"), fm_config.pop("seed")
-        feature_map = make_feature_map(kernel, d, sigma, r, seed, kernel_params=fm_config)
+        model = cls(**_from_json(header["params"]), random_state=header["random_state"])
         for name, value in _from_json(header["fitted"]).items():
-            setattr(model, name, np.asarray(value) if name in ("classes_", "feature_names_in_", "y_offset_", "y_scale_") else value)
+            setattr(model, name, np.asarray(value) if name in _ARRAYS else value)
         device = resolve_device(model.device)
-        coef, intercept = tensors["coef"], tensors["intercept"]
-        expansion = Expansion(feature_map, coef.shape[2], dtype=coef.dtype, device=device,
-                              max_blocks=header["max_blocks"], average_start=header["average_start"])
-        expansion.load_prediction_state(coef, intercept, header["step"])
+        unpack(model, header, tensors, device)
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         raise ModelFileError(f"{str(path)!r} has an inconsistent header ({exc}); re-save the model.") from None
-    model.expansion_ = expansion
     model.device_ = device
     return model

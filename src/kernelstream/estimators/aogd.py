@@ -61,7 +61,10 @@ class AOGDClassifier(ClassifierMixin, BaseEstimator):
     sigma_scale : float, default=1.0
     kernel_params : dict, default=None
     eta0 : float, default=0.5
-        Step size ``η`` of the mean step (the paper's grid is ``2^[−8:−1]``).
+        Step size ``η`` of the mean step (the paper's grid is ``2^[−8:−1]``). The default suits
+        the unit-norm random features (``‖ψ(x)‖ = 1``); with ``kernel="linear"`` scale it by
+        about ``1/E‖x‖²`` (or standardise ``X`` and divide by ``n_features``), or the steps
+        overshoot and ``fit`` stops with a divergence error.
     gamma0 : float or None, default=None
         Step size ``γ`` of the random-example step; ``None`` uses ``eta0`` (``γ = η``: the
         paper fixes ``γ`` only up to a constant, ``γ = O(Γ M η)``, and both steps of Algorithm 1
@@ -210,6 +213,15 @@ class AOGDClassifier(ClassifierMixin, BaseEstimator):
         y = column_or_1d(y)
         return roc_auc_score(y == self.classes_[1], self.decision_function(X),
                              sample_weight=sample_weight)
+
+    def save(self, path) -> None:
+        """Save to one safetensors file: ``w``, the averaged model, the class sums, counts and
+        random examples (``O(D)`` numbers) and the configuration; the random features are
+        regenerated from the seed. :func:`kernelstream.load` gives a model that scores exactly as
+        this one and whose ``partial_fit`` continues the stream as this one's would."""
+        from ..io import save_model
+
+        save_model(self, path)
 
     # -- steps ---------------------------------------------------------------------------
     def _start(self, X, random) -> None:
