@@ -318,3 +318,14 @@ def test_default_parameters_reach_the_required_auc(name, floor):
         y_train, y_test = y_train % 2, y_test % 2
     clf = AOGDClassifier(random_state=0).fit(data["X_train"], y_train)
     assert clf.score(data["X_test"], y_test) >= floor
+
+
+def test_score_refuses_foreign_or_single_class_labels():
+    X, y = make_moons(300, noise=0.2, random_state=0)
+    labels = np.array(["a", "b"])[y]
+    clf = AOGDClassifier(n_components=32, random_state=0).fit(X, labels)
+    with pytest.raises(ValueError, match="not in classes_"):
+        clf.score(X, y)  # 0/1 instead of "a"/"b": would be an undefined AUC
+    with pytest.raises(ValueError, match="both classes"):
+        clf.score(X[labels == "a"], labels[labels == "a"])
+    assert clf.score(X, labels) > 0.9

@@ -211,6 +211,13 @@ class AOGDClassifier(ClassifierMixin, BaseEstimator):
         """ROC AUC of ``decision_function`` with ``classes_[1]`` as the positive class."""
         check_is_fitted(self, "coef_")
         y = column_or_1d(y)
+        unknown = np.setdiff1d(np.unique(y), self.classes_)
+        if unknown.size:
+            raise ValueError(f"y contains labels {unknown.tolist()} that are not in classes_ "
+                             f"{self.classes_.tolist()}; score with the labels the model was fit on.")
+        if np.unique(y).size < 2:
+            raise ValueError("ROC AUC needs examples of both classes in y; got only "
+                             f"{np.unique(y).tolist()}.")
         return roc_auc_score(y == self.classes_[1], self.decision_function(X),
                              sample_weight=sample_weight)
 
