@@ -158,3 +158,24 @@ def test_unfitted_and_unsupported_models_are_refused(tmp_path):
         AOGDClassifier().save(tmp_path / "m.kst")
     with pytest.raises(TypeError, match="cannot save LogisticRegression"):
         save_model(LogisticRegression(), tmp_path / "m.kst")
+
+
+def test_novelty_and_density_ratio_round_trip(tmp_path):
+    from kernelstream import DSGDensityRatio, DSGOneClass
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 3))
+    detector = DSGOneClass(nu=0.1, **FAST).fit(X)
+    detector.save(tmp_path / "oc.kst")
+    loaded = load(tmp_path / "oc.kst")
+    np.testing.assert_array_equal(loaded.decision_function(X), detector.decision_function(X))
+    assert loaded.offset_ == detector.offset_
+
+    p, q = rng.normal(0, 1, (2000, 1)), rng.normal(0, 2, (2000, 1))
+    ratio = DSGDensityRatio(batch_size=256, block_size=128, random_state=0).fit(p, q)
+    ratio.save(tmp_path / "dr.kst")
+    loaded = load(tmp_path / "dr.kst")
+    np.testing.assert_array_equal(loaded.log_ratio(p), ratio.log_ratio(p))
+    assert loaded.kl_divergence_ == ratio.kl_divergence_
+    loaded.partial_fit(p[:512], q[:512])  # training resumes
+    assert loaded.n_iter_ == ratio.n_iter_ + 1

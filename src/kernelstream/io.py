@@ -32,11 +32,11 @@ class ModelFileError(ValueError):
 def _registry() -> dict:
     """Class name -> (class, its fitted attribute, pack, unpack): the only classes a file can
     name."""
-    from .estimators import AOGDClassifier, DSGClassifier, DSGRegressor
+    from .estimators import AOGDClassifier, DSGClassifier, DSGDensityRatio, DSGOneClass, DSGRegressor
 
     expansion = ("expansion_", _pack_expansion, _unpack_expansion)
-    return {DSGClassifier.__name__: (DSGClassifier, *expansion),
-            DSGRegressor.__name__: (DSGRegressor, *expansion),
+    return {**{cls.__name__: (cls, *expansion)
+               for cls in (DSGClassifier, DSGRegressor, DSGOneClass, DSGDensityRatio)},
             AOGDClassifier.__name__: (AOGDClassifier, "coef_", _pack_pairwise, _unpack_pairwise)}
 
 
@@ -111,7 +111,7 @@ _ARRAYS = ("classes_", "feature_names_in_", "y_offset_", "y_scale_")
 
 def _fitted_names(model) -> list[str]:
     names = ["n_features_in_", "seed_", "sigma_", "n_components_", "t_", "n_iter_"]
-    for optional in (*_ARRAYS, "n_outputs_", "_y_1d", "threshold_", "n_averaged_"):
+    for optional in (*_ARRAYS, "n_outputs_", "_y_1d", "threshold_", "n_averaged_", "kl_divergence_"):
         if hasattr(model, optional):
             names.append(optional)
     return names
