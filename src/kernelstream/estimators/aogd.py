@@ -289,7 +289,8 @@ class AOGDClassifier(ClassifierMixin, BaseEstimator):
         """Store the last iterate ``w`` and the scored ``model`` (``w`` or the average)."""
         if not (torch.isfinite(w).all() and torch.isfinite(model).all()):
             raise FloatingPointError("AOGD diverged (non-finite weights); lower eta0/gamma0.")
-        self.iterate_, self.coef_, self.n_averaged_ = to_numpy(w[0]), to_numpy(model[0]), n_averaged
+        self.iterate_, self.coef_ = to_numpy(w[0]), to_numpy(model[0]).copy()  # never one buffer
+        self.n_averaged_ = n_averaged
         means = self.state_.means()
         self.threshold_ = float(0.5 * (means[0] + means[1]) @ model[0])
         self.t_ = self.state_.t
