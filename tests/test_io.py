@@ -179,3 +179,25 @@ def test_novelty_and_density_ratio_round_trip(tmp_path):
     assert loaded.kl_divergence_ == ratio.kl_divergence_
     loaded.partial_fit(p[:512], q[:512])  # training resumes
     assert loaded.n_iter_ == ratio.n_iter_ + 1
+
+
+@pytest.mark.parametrize("variant", ["kernel", "random_features"])
+@pytest.mark.parametrize("solver", ["rls", "sgd"])
+def test_gogp_round_trip_predicts_identically_and_resumes_the_stream(tmp_path, variant, solver):
+    from kernelstream import GoGPRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    y = np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=400)
+    model = GoGPRegressor(variant=variant, solver=solver, n_components=64, random_state=0)
+    model.partial_fit(X[:250], y[:250])
+    model.save(tmp_path / "gp.kst")
+    loaded = load(tmp_path / "gp.kst")
+    for a, b in zip(loaded.predict(X, return_std=True), model.predict(X, return_std=True)):
+        np.testing.assert_array_equal(a, b)
+    assert loaded.get_params() == model.get_params() and loaded.t_ == model.t_ == 250
+    model.partial_fit(X[250:], y[250:])
+    loaded.partial_fit(X[250:], y[250:])
+    for a, b in zip(loaded.predict(X, return_std=True), model.predict(X, return_std=True)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    assert loaded.n_inducing_ == model.n_inducing_ and loaded.progressive_rmse_ == model.progressive_rmse_

@@ -2,7 +2,8 @@
 
 For the DSG estimators the file holds the prediction coefficients ``(n_blocks, r, C)`` (float32
 or float64) and the intercept; for ``AOGDClassifier`` the model, the last iterate and the stream
-statistics (``O(D)`` numbers, so ``partial_fit`` resumes the stream exactly). A JSON header holds
+statistics (``O(D)`` numbers); for ``GoGPRegressor`` its solver state (inducing set and its
+matrices, or the feature posterior). ``partial_fit`` on a loaded online model resumes exactly. A JSON header holds
 the class name, the constructor parameters, the feature map's configuration (kernel, bandwidth,
 seed, block size) and the fitted scalars. Random-feature weights are not stored: they are
 regenerated from the seed. A SHA-256 of the tensor bytes in the
@@ -32,12 +33,14 @@ class ModelFileError(ValueError):
 def _registry() -> dict:
     """Class name -> (class, its fitted attribute, pack, unpack): the only classes a file can
     name."""
-    from .estimators import AOGDClassifier, DSGClassifier, DSGDensityRatio, DSGOneClass, DSGRegressor
+    from .estimators import (AOGDClassifier, DSGClassifier, DSGDensityRatio, DSGOneClass,
+                             DSGRegressor, GoGPRegressor)
 
     expansion = ("expansion_", _pack_expansion, _unpack_expansion)
     return {**{cls.__name__: (cls, *expansion)
                for cls in (DSGClassifier, DSGRegressor, DSGOneClass, DSGDensityRatio)},
-            AOGDClassifier.__name__: (AOGDClassifier, "coef_", _pack_pairwise, _unpack_pairwise)}
+            AOGDClassifier.__name__: (AOGDClassifier, "coef_", _pack_pairwise, _unpack_pairwise),
+            GoGPRegressor.__name__: (GoGPRegressor, "state_", _pack_gogp, _unpack_gogp)}
 
 
 def _digest(tensors: dict[str, torch.Tensor]) -> str:
@@ -109,12 +112,15 @@ def save_model(model, path) -> None:
 _ARRAYS = ("classes_", "feature_names_in_", "y_offset_", "y_scale_")
 
 
+_FITTED = ("n_features_in_", "seed_", "sigma_", "n_components_", "t_", "n_iter_", *_ARRAYS,
+           "n_outputs_", "_y_1d", "threshold_", "n_averaged_", "kl_divergence_",
+           "_noise_z", "noise_", "amplitude_", "theta_", "_sq_sum", "_n_online", "n_inducing_",
+           "progressive_rmse_")
+
+
 def _fitted_names(model) -> list[str]:
-    names = ["n_features_in_", "seed_", "sigma_", "n_components_", "t_", "n_iter_"]
-    for optional in (*_ARRAYS, "n_outputs_", "_y_1d", "threshold_", "n_averaged_", "kl_divergence_"):
-        if hasattr(model, optional):
-            names.append(optional)
-    return names
+    """The fitted scalars (and small label arrays) a class has; its tensors travel separately."""
+    return [name for name in _FITTED if hasattr(model, name)]
 
 
 def _feature_map(config: dict | None):
@@ -166,8 +172,43 @@ def _unpack_pairwise(model, header: dict, tensors: dict, device) -> None:
     model.coef_, model.iterate_ = tensors["coef"].numpy(), tensors["iterate"].numpy()
     if model.coef_.shape != (model.n_components_,) or model.iterate_.shape != model.coef_.shape:
         raise ValueError("coefficient shapes do not match n_components_")
-    model.state_ = PairwiseState(tensors["sums"].to(device), tensors["counts"].to(device),
-                                 tensors["random"].to(device), int(header["stream_t"]))
+    own = {name: tensors[name].clone().to(device) for name in ("sums", "counts", "random")}
+    model.state_ = PairwiseState(own["sums"], own["counts"], own["random"], int(header["stream_t"]))
+
+
+def _pack_gogp(model) -> tuple[dict, dict]:
+    """GoGP: every attribute of the solver state (inducing set, inverse Gram, RLS matrices,
+    weights; or the feature posterior), tensors as tensors and the rest as JSON, so that
+    ``partial_fit`` on the loaded model continues exactly. The kernel is the feature map's."""
+    tensors, scalars = {}, {}
+    for name, value in vars(model.state_).items():
+        if isinstance(value, torch.Tensor):
+            tensors[f"state.{name}"] = value
+        elif isinstance(value, dict) and value and all(isinstance(v, torch.Tensor) for v in value.values()):
+            tensors.update({f"state.{name}.{key}": v for key, v in value.items()})
+        elif name not in ("kernel", "_opts"):
+            scalars[name] = _jsonable(value)
+    return tensors, {"feature_map": model.feature_map_.config(), "state": scalars}
+
+
+def _unpack_gogp(model, header: dict, tensors: dict, device) -> None:
+    from .solvers.gogp import GoGPKernelState
+    from .solvers.gogp_rf import GoGPFeatureState
+
+    model.feature_map_ = _feature_map(header["feature_map"])
+    cls = GoGPKernelState if model.variant == "kernel" else GoGPFeatureState  # not from the file
+    state = cls.__new__(cls)
+    state.__dict__.update(header["state"])
+    for key, value in tensors.items():
+        _, name, *item = key.split(".")
+        value = value.clone()  # own, aligned memory (not a view of the file's buffer)
+        if item:
+            state.__dict__.setdefault(name, {})[item[0]] = value.to(device)
+        else:
+            setattr(state, name, value.to(device))
+    if cls is GoGPKernelState:
+        state.kernel, state._opts = model.feature_map_.kernel, dict(dtype=torch.float64, device=device)
+    model.state_ = state
 
 
 def _read(path) -> tuple[dict, dict[str, torch.Tensor]]:
@@ -211,7 +252,7 @@ def load(path):
     try:
         model = cls(**_from_json(header["params"]), random_state=header["random_state"])
         for name, value in _from_json(header["fitted"]).items():
-            setattr(model, name, np.asarray(value) if name in _ARRAYS else value)
+            setattr(model, name, np.asarray(value) if name in _ARRAYS and isinstance(value, list) else value)
         device = resolve_device(model.device)
         unpack(model, header, tensors, device)
     except (KeyError, TypeError, ValueError, IndexError) as exc:

@@ -184,6 +184,15 @@ class GoGPRegressor(RegressorMixin, BaseEstimator):
             self._finish()
         return self
 
+    def save(self, path) -> None:
+        """Save to one safetensors file: the solver state (inducing set and its matrices, or the
+        feature posterior), the hyper-parameters and the configuration. :func:`kernelstream.load`
+        gives a model that predicts exactly as this one and whose ``partial_fit`` continues the
+        stream as this one's would."""
+        from ..io import save_model
+
+        save_model(self, path)
+
     def predict(self, X, return_std=False, include_noise=False):
         """Posterior mean; with ``return_std`` also the standard deviation of ``f(x)``
         (Prop. 1), or of ``y`` when ``include_noise`` (``sqrt(std² + noise_)``)."""
