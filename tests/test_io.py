@@ -201,3 +201,24 @@ def test_gogp_round_trip_predicts_identically_and_resumes_the_stream(tmp_path, v
     for a, b in zip(loaded.predict(X, return_std=True), model.predict(X, return_std=True)):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
     assert loaded.n_inducing_ == model.n_inducing_ and loaded.progressive_rmse_ == model.progressive_rmse_
+
+
+@pytest.mark.parametrize("variance_method", ["targets", "operator"])
+def test_gp_round_trip_predicts_mean_std_and_samples_identically(tmp_path, variance_method):
+    from kernelstream import DSGGaussianProcessRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(300, 2))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=300)
+    Xs = X[:20]
+    model = DSGGaussianProcessRegressor(variance_method=variance_method, max_iter=8, block_size=128,
+                                        n_landmarks=64, n_operator_features=256, random_state=0)
+    model.fit(X, y, **({"X_variance": Xs} if variance_method == "targets" else {}))
+    model.save(tmp_path / "gp.kst")
+    loaded = load(tmp_path / "gp.kst")
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+    for a, b in zip(loaded.predict(Xs, return_std=True), model.predict(Xs, return_std=True)):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(loaded.predict(Xs, return_cov=True)[1], model.predict(Xs, return_cov=True)[1])
+    np.testing.assert_array_equal(loaded.sample_y(Xs, 3, random_state=1), model.sample_y(Xs, 3, random_state=1))
+    assert loaded.get_params() == model.get_params() and loaded.residual_norms_ == model.residual_norms_

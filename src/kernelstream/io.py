@@ -3,7 +3,9 @@
 For the DSG estimators the file holds the prediction coefficients ``(n_blocks, r, C)`` (float32
 or float64) and the intercept; for ``AOGDClassifier`` the model, the last iterate and the stream
 statistics (``O(D)`` numbers); for ``GoGPRegressor`` its solver state (inducing set and its
-matrices, or the feature posterior). ``partial_fit`` on a loaded online model resumes exactly. A JSON header holds
+matrices, or the feature posterior); for ``DSGGaussianProcessRegressor`` the mean's coefficients
+and the variance state (the ``X_variance`` rows with their variances and covariance, or the
+operator's ``D×D`` Cholesky factor). ``partial_fit`` on a loaded online model resumes exactly. A JSON header holds
 the class name, the constructor parameters, the feature map's configuration (kernel, bandwidth,
 seed, block size) and the fitted scalars. Random-feature weights are not stored: they are
 regenerated from the seed. A SHA-256 of the tensor bytes in the
@@ -33,14 +35,16 @@ class ModelFileError(ValueError):
 def _registry() -> dict:
     """Class name -> (class, its fitted attribute, pack, unpack): the only classes a file can
     name."""
-    from .estimators import (AOGDClassifier, DSGClassifier, DSGDensityRatio, DSGOneClass,
-                             DSGRegressor, GoGPRegressor)
+    from .estimators import (AOGDClassifier, DSGClassifier, DSGDensityRatio,
+                             DSGGaussianProcessRegressor, DSGOneClass, DSGRegressor, GoGPRegressor)
 
     expansion = ("expansion_", _pack_expansion, _unpack_expansion)
     return {**{cls.__name__: (cls, *expansion)
                for cls in (DSGClassifier, DSGRegressor, DSGOneClass, DSGDensityRatio)},
             AOGDClassifier.__name__: (AOGDClassifier, "coef_", _pack_pairwise, _unpack_pairwise),
-            GoGPRegressor.__name__: (GoGPRegressor, "state_", _pack_gogp, _unpack_gogp)}
+            GoGPRegressor.__name__: (GoGPRegressor, "state_", _pack_gogp, _unpack_gogp),
+            DSGGaussianProcessRegressor.__name__: (DSGGaussianProcessRegressor, "expansion_",
+                                                   _pack_gp, _unpack_gp)}
 
 
 def _digest(tensors: dict[str, torch.Tensor]) -> str:
@@ -115,7 +119,8 @@ _ARRAYS = ("classes_", "feature_names_in_", "y_offset_", "y_scale_")
 _FITTED = ("n_features_in_", "seed_", "sigma_", "n_components_", "t_", "n_iter_", *_ARRAYS,
            "n_outputs_", "_y_1d", "threshold_", "n_averaged_", "kl_divergence_",
            "_noise_z", "noise_", "amplitude_", "theta_", "_sq_sum", "_n_online", "n_inducing_",
-           "progressive_rmse_")
+           "progressive_rmse_", "n_features_", "step_size_", "n_step_halvings_", "residual_norms_",
+           "operator_blocks_", "_operator_noise")
 
 
 def _fitted_names(model) -> list[str]:
@@ -209,6 +214,33 @@ def _unpack_gogp(model, header: dict, tensors: dict, device) -> None:
     if cls is GoGPKernelState:
         state.kernel, state._opts = model.feature_map_.kernel, dict(dtype=torch.float64, device=device)
     model.state_ = state
+
+
+#: the GP's variance state: route (a) at the ``X_variance`` rows, route (b) the operator's factor
+_GP_TENSORS = {"X_variance": "X_variance_", "variance": "variance_", "cov": "_cov",
+               "operator_cholesky": "_operator_cholesky"}
+
+
+def _pack_gp(model) -> tuple[dict, dict]:
+    """The GP: the mean's expansion plus whichever variance state ``fit`` built."""
+    tensors, extra = _pack_expansion(model)
+    for key, name in _GP_TENSORS.items():
+        value = getattr(model, name, None)
+        if value is not None:
+            tensors[key] = torch.as_tensor(value).clone()
+    return tensors, extra
+
+
+def _unpack_gp(model, header: dict, tensors: dict, device) -> None:
+    _unpack_expansion(model, header, tensors, device)
+    model.feature_map_ = model.expansion_.feature_map
+    for key, name in _GP_TENSORS.items():
+        if key in tensors:
+            value = tensors[key].clone()
+            setattr(model, name, value.to(device) if key == "operator_cholesky" else value.numpy())
+    if "X_variance" in tensors:
+        model._row_index = {row.tobytes(): i for i, row in enumerate(model.X_variance_)}
+        model._cov = getattr(model, "_cov", None)
 
 
 def _read(path) -> tuple[dict, dict[str, torch.Tensor]]:

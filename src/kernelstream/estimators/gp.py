@@ -182,6 +182,15 @@ class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
             self._fit(X, y, X_variance)
         return self
 
+    def save(self, path) -> None:
+        """Save to one safetensors file: the mean's random-feature coefficients and the variance
+        state (route (a): the ``X_variance`` rows, their variances and covariance; route (b):
+        the ``D×D`` Cholesky factor of the operator, 8·D² bytes). Load with
+        :func:`kernelstream.load`; predictions, standard deviations and samples are identical."""
+        from ..io import save_model
+
+        save_model(self, path)
+
     def predict(self, X, return_std=False, return_cov=False):
         """Posterior mean of ``f``; with ``return_std``/``return_cov`` also its standard deviation
         (``(n,)``) or covariance (``(n, n)``) — the noise ``s²`` is not included.
@@ -309,7 +318,7 @@ class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
             gram.addmm_(Phi.T, Phi)
         gram.diagonal().add_(s2)
         self.operator_blocks_ = J
-        self._operator_cholesky = torch.linalg.cholesky(gram)
+        self._operator_cholesky = torch.linalg.cholesky(gram).contiguous()  # one layout, saved or not
         self._operator_noise = s2
 
     # -- variance -------------------------------------------------------------------------
