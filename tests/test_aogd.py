@@ -172,6 +172,7 @@ def test_gamma0_defaults_to_eta0():
 def test_average_is_the_mean_of_the_per_example_iterates(average, first, kernel, atol):
     """Oracle: feed one example at a time without averaging and average the iterates by hand."""
     X, y = make_moons(400, noise=0.3, random_state=2)
+    X = X / np.linalg.norm(X, axis=1, keepdims=True)  # k(x, x) = 1: one step scale however started
     params = dict(kernel=kernel, n_components=64, sigma=0.7, eta0=0.2, learning_rate="constant",
                   random_state=5)
     stepper, iterates = AOGDClassifier(**params), []
@@ -329,3 +330,20 @@ def test_score_refuses_foreign_or_single_class_labels():
     with pytest.raises(ValueError, match="both classes"):
         clf.score(X[labels == "a"], labels[labels == "a"])
     assert clf.score(X, labels) > 0.9
+
+
+@pytest.mark.parametrize("kernel, expected", [("rbf", 1.0), ("laplace", 1.0), ("linear", None)])
+def test_step_scale_is_one_over_the_mean_kernel_diagonal(kernel, expected):
+    X, y = make_moons(500, noise=0.2, random_state=0)
+    X = 3.0 * X  # ‖x‖² ≈ 9: the linear kernel's steps shrink accordingly
+    clf = AOGDClassifier(kernel=kernel, n_components=64, random_state=0).fit(X, y)
+    want = expected if expected is not None else 1.0 / np.mean(np.sum(X**2, axis=1))
+    assert clf.step_scale_ == pytest.approx(want, rel=1e-12)
+
+
+def test_linear_default_step_is_stable_on_raw_features():
+    """Unscaled inputs (‖x‖² ≈ 14 on average): the default η = 0.5 would overshoot."""
+    X, y = make_classification(3000, 14, n_informative=6, random_state=0)
+    X = 2.0 * X
+    clf = AOGDClassifier(kernel="linear", random_state=0).fit(X[:2000], y[:2000])
+    assert clf.score(X[2000:], y[2000:]) > 0.85

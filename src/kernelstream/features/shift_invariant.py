@@ -62,6 +62,7 @@ class _Fourier(FeatureMap):
 
     #: frequency samplers this family supports
     samplings: tuple[str, ...] = SAMPLINGS
+    unit_diagonal = True  # k(x, x) = k(0) = 1
 
     def __init__(self, n_features_in, sigma=1.0, block_size=256, seed=0, *, sampling="iid", **kw):
         if sampling not in self.samplings:

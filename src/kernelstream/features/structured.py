@@ -143,6 +143,7 @@ class FastfoodRBF(FeatureMap):
 
     name = "rbf_fastfood"
     block_multiple = 2
+    unit_diagonal = True
 
     @property
     def padded_dim(self) -> int:
