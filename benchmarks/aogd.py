@@ -138,44 +138,45 @@ def _model(w, total, t):
     return total / max(t, 1) if AVERAGE else w
 
 
-def run_aogd(Z, y, eta, lam, seed, chunk=32, callback=None):
-    G = eta.shape[0]
-    w, state = torch.zeros(G, Z.shape[1], dtype=torch.float64), PairwiseState.empty(Z.shape[1])
-    total = torch.zeros_like(w)
+def _run_stream(Z, y, eta, chunk, callback, update):
+    """One pass in chunks: ``update(w, state, Zc, positive, steps, weights, total)`` returns the
+    models after a chunk (adding their per-example iterates to ``total`` with ``--average``)."""
+    w, state = torch.zeros(eta.shape[0], Z.shape[1], dtype=torch.float64), PairwiseState.empty(Z.shape[1])
+    total = torch.zeros_like(w) if AVERAGE else None
     for i in range(0, Z.shape[0], chunk):
         Zc, m = Z[i : i + chunk].double(), min(chunk, Z.shape[0] - i)
-        steps = _schedule(eta, state.t, m)
-        coins = bernoulli_coins(seed, state.t, m, P_REPLACE)
-        w = aogd_chunk(w, state, Zc, torch.as_tensor(y[i : i + m] == 1), coins, steps,
-                       GAMMA_RATIO * steps, lam, example_weights=torch.ones(m, dtype=torch.float64),
-                       iterate_sum=total)
+        weights = torch.ones(m, dtype=torch.float64) if AVERAGE else None
+        w = update(w, state, Zc, torch.as_tensor(y[i : i + m] == 1), _schedule(eta, state.t, m),
+                   weights, total)
         if callback:
             callback(i + m, _model(w, total, i + m))
     return _model(w, total, Z.shape[0])
+
+
+def run_aogd(Z, y, eta, lam, seed, chunk=32, callback=None):
+    def update(w, state, Zc, positive, steps, weights, total):
+        coins = bernoulli_coins(seed, state.t, Zc.shape[0], P_REPLACE)
+        return aogd_chunk(w, state, Zc, positive, coins, steps, GAMMA_RATIO * steps, lam,
+                          example_weights=weights, iterate_sum=total)
+
+    return _run_stream(Z, y, eta, chunk, callback, update)
 
 
 def run_last(Z, y, eta, lam, seed, chunk=64, callback=None):
     """OGD pairing with the previous opposite-class example: the random rows of AOGD with p = 1."""
-    G = eta.shape[0]
-    w, state = torch.zeros(G, Z.shape[1], dtype=torch.float64), PairwiseState.empty(Z.shape[1])
-    total = torch.zeros_like(w)
-    for i in range(0, Z.shape[0], chunk):
-        Zc, m = Z[i : i + chunk].double(), min(chunk, Z.shape[0] - i)
-        steps = _schedule(eta, state.t, m)
-        T, B, valid = pair_directions(Zc, torch.as_tensor(y[i : i + m] == 1),
-                                      torch.ones(m, dtype=torch.bool), state)
-        w = chunk_update(w, T[1::2], B, steps * valid, lam,
-                         iterate_weights=torch.ones(m, dtype=torch.float64), iterate_sum=total)
-        if callback:
-            callback(i + m, _model(w, total, i + m))
-    return _model(w, total, Z.shape[0])
+    def update(w, state, Zc, positive, steps, weights, total):
+        T, B, valid = pair_directions(Zc, positive, torch.ones(Zc.shape[0], dtype=torch.bool), state)
+        return chunk_update(w, T[1::2], B, steps * valid, lam, iterate_weights=weights,
+                            iterate_sum=total)
+
+    return _run_stream(Z, y, eta, chunk, callback, update)
 
 
 def run_reservoir(Z, y, eta, lam, seed, chunk=8, callback=None):
     """Per-class reservoir buffers of size s; each step averages over the opposite buffer."""
     G, D = eta.shape[0], Z.shape[1]
     w = torch.zeros(G, D, dtype=torch.float64)
-    total = torch.zeros_like(w)
+    total = torch.zeros_like(w) if AVERAGE else None
     buffers = [torch.zeros(BUFFER, D, dtype=torch.float64) for _ in (0, 1)]
     filled, seen = [0, 0], [0, 0]
     rng = np.random.default_rng(seed)
@@ -204,8 +205,9 @@ def run_reservoir(Z, y, eta, lam, seed, chunk=8, callback=None):
             T[rows, torch.tensor(partner)] = -sign
             steps = _schedule(eta, i, m)
             w = chunk_update(w, T, B, steps, lam, step_of_row=torch.tensor(step_of_row),
-                             iterate_weights=torch.ones(m, dtype=torch.float64), iterate_sum=total)
-        else:  # no pairs yet: the m iterates are all w
+                             iterate_weights=torch.ones(m, dtype=torch.float64) if AVERAGE else None,
+                             iterate_sum=total)
+        elif AVERAGE:  # no pairs yet: the m iterates are all w
             total += m * w
         for c in (0, 1):
             buffers[c] = B[slots[c]].clone() if filled[c] == BUFFER else torch.cat(
