@@ -15,6 +15,9 @@ kernel, σ = median distance of the run's training set, seeded per run) and on t
 - OGD-reservoir: per-class reservoir buffers of ``s = 16`` examples; the step averages the
   gradients over the opposite class's buffer (Zhao et al. 2011; Kar et al. 2013).
 
+The same baselines are scikit-learn estimators in ``benchmarks/aogd_baselines.py``
+(``OGDLastClassifier``, ``ReservoirOGDClassifier``; tested equal to these grid runners).
+
 Every method uses the same step schedule: constant, ``η_t = η`` (the default; the paper's regret
 analysis takes a constant ``η``, Remark 1's ``η = 1/√T``), or ``η_t = η/√t`` with
 ``--schedule invscaling`` (the estimator's default; on the paper's grid it under-steps: CV then
@@ -55,6 +58,7 @@ import torch
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import StratifiedKFold, train_test_split
 
+from aogd_baselines import ReservoirBuffers, reservoir_chunk  # noqa: E402  (benchmarks/)
 from kernelstream import AOGDClassifier
 from kernelstream.estimators.aogd import bernoulli_coins
 from kernelstream.features import make_feature_map, resolve_sigma
@@ -174,47 +178,13 @@ def run_last(Z, y, eta, lam, seed, chunk=64, callback=None):
 
 def run_reservoir(Z, y, eta, lam, seed, chunk=8, callback=None):
     """Per-class reservoir buffers of size s; each step averages over the opposite buffer."""
-    G, D = eta.shape[0], Z.shape[1]
-    w = torch.zeros(G, D, dtype=torch.float64)
-    total = torch.zeros_like(w) if AVERAGE else None
-    buffers = [torch.zeros(BUFFER, D, dtype=torch.float64) for _ in (0, 1)]
-    filled, seen = [0, 0], [0, 0]
-    rng = np.random.default_rng(seed)
-    for i in range(0, Z.shape[0], chunk):
-        Zc, m = Z[i : i + chunk].double(), min(chunk, Z.shape[0] - i)
-        B = torch.cat([Zc, buffers[0], buffers[1]])  # basis: chunk rows, then the buffers
-        slots = [list(range(m + c * BUFFER, m + c * BUFFER + BUFFER)) for c in (0, 1)]
-        own, partner, signs, step_of_row = [], [], [], []
-        for k in range(m):
-            c = int(y[i + k] == 1)
-            o = 1 - c
-            for j in range(filled[o]):  # pairs with the opposite buffer as it is now
-                own.append(k)
-                partner.append(slots[o][j])
-                signs.append(1.0 if c else -1.0)  # d = z⁺ − z⁻
-                step_of_row.append(k)
-            seen[c] += 1  # reservoir sampling of the new example into its class's buffer
-            if filled[c] < BUFFER:
-                slots[c][filled[c]], filled[c] = k, filled[c] + 1
-            elif rng.random() < BUFFER / seen[c]:
-                slots[c][rng.integers(BUFFER)] = k
-        if own:
-            T = torch.zeros(len(own), B.shape[0], dtype=torch.float64)
-            rows, sign = torch.arange(len(own)), torch.tensor(signs, dtype=torch.float64)
-            T[rows, torch.tensor(own)] = sign
-            T[rows, torch.tensor(partner)] = -sign
-            steps = _schedule(eta, i, m)
-            w = chunk_update(w, T, B, steps, lam, step_of_row=torch.tensor(step_of_row),
-                             iterate_weights=torch.ones(m, dtype=torch.float64) if AVERAGE else None,
-                             iterate_sum=total)
-        elif AVERAGE:  # no pairs yet: the m iterates are all w
-            total += m * w
-        for c in (0, 1):
-            buffers[c] = B[slots[c]].clone() if filled[c] == BUFFER else torch.cat(
-                [B[slots[c][: filled[c]]], torch.zeros(BUFFER - filled[c], D, dtype=torch.float64)])
-        if callback:
-            callback(i + m, _model(w, total, i + m))
-    return _model(w, total, Z.shape[0])
+    buffers = ReservoirBuffers(BUFFER, Z.shape[1], seed)
+
+    def update(w, state, Zc, positive, steps, weights, total):
+        state.t += Zc.shape[0]  # after the schedule of this chunk was read
+        return reservoir_chunk(w, buffers, Zc, positive, steps, lam, weights=weights, total=total)
+
+    return _run_stream(Z, y, eta, chunk, callback, update)
 
 
 RUNNERS = {"aogd": run_aogd, "last": run_last, "reservoir": run_reservoir}

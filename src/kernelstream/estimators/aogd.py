@@ -291,16 +291,21 @@ class AOGDClassifier(ClassifierMixin, BaseEstimator):
             Z = self._features(X[i : i + self.chunk_size])
             m, t = Z.shape[0], self.state_.t
             positive = torch.as_tensor(y[i : i + m] == 1, device=device)
-            coins = bernoulli_coins(self.seed_, t, m, self.p, device)
             index = torch.arange(t + 1, t + m + 1, dtype=torch.float64, device=device)  # t of each
             steps = torch.tensor([shape(t + k + 1) for k in range(m)], dtype=torch.float64,
                                  device=device).unsqueeze(0)
             weights = (index >= start).to(torch.float64) if start else None
-            w = aogd_chunk(w, self.state_, Z, positive, coins, eta0 * steps, gamma0 * steps, lam,
-                           self.loss, example_weights=weights,
-                           iterate_sum=total if start else None)
+            w = self._update(w, Z, positive, eta0 * steps, gamma0 * steps, lam, weights,
+                             total if start else None)
             n_averaged += int(weights.sum()) if start else 0
         self._finish(w, total / n_averaged if n_averaged else w, n_averaged)
+
+    def _update(self, w, Z, positive, eta, gamma, lam, weights, total) -> torch.Tensor:
+        """One chunk of Algorithm 1 from ``state_`` (which it advances); subclasses that pair
+        examples differently override this."""
+        coins = bernoulli_coins(self.seed_, self.state_.t, Z.shape[0], self.p, self.device_)
+        return aogd_chunk(w, self.state_, Z, positive, coins, eta, gamma, lam, self.loss,
+                          example_weights=weights, iterate_sum=total)
 
     def _finish(self, w: torch.Tensor, model: torch.Tensor, n_averaged: int) -> None:
         """Store the last iterate ``w`` and the scored ``model`` (``w`` or the average)."""
