@@ -16,7 +16,7 @@ def exact_kernel_ridge(K_train, y, K_test_train, lam):
 def sgd_on_fixed_features(Phi_blocks, y, batches, step_sizes, alpha):
     """Plain mini-batch SGD on the fixed model ``f = Σ_j Φ_j w_j + b`` with squared loss:
 
-    ``w_j ← (1 − γ_t α) w_j`` for every block, then ``w_{t mod J} −= γ_t Φ_{t mod J}ᵀ(f − y)/b``
+    ``w_j ← w_j / (1 + γ_t α)`` for every block (the proximal step of the regulariser), then ``w_{t mod J} −= γ_t Φ_{t mod J}ᵀ(f − y)/b``
     and ``b −= γ_t mean(f − y)``. ``Phi_blocks`` is ``(n, J, r)``; returns ``(w, b)``.
     """
     n, J, r = Phi_blocks.shape
@@ -26,7 +26,7 @@ def sgd_on_fixed_features(Phi_blocks, y, batches, step_sizes, alpha):
         Phi = Phi_blocks[rows]
         f = np.einsum("njr,jr->n", Phi, w) + b
         g = f - y[rows]
-        w *= 1 - gamma * alpha
+        w /= 1 + gamma * alpha
         w[t % J] -= gamma * Phi[:, t % J, :].T @ g / len(rows)
         b -= gamma * g.mean()
     return w, b

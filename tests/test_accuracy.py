@@ -50,3 +50,19 @@ def test_mnist_8_vs_6_default_classifier():
     clf = DSGClassifier(random_state=0).fit(X_train, data["y_train"][train])
     error = 1 - clf.score(X_test, data["y_test"][test])
     assert error <= 0.01, error
+
+
+def test_a9a_stream_is_the_same_model_for_any_chunk_size():
+    """Rows are buffered until a batch is full: chunks of 256 and 4096 give one model."""
+    data = shared_dataset("a9a")
+    X, y, X_test, y_test = data["X_train"], data["y_train"], data["X_test"], data["y_test"]
+    models = []
+    for chunk in (256, 4096):
+        model = DSGClassifier(random_state=0)
+        for i in range(0, len(X), chunk):
+            model.partial_fit(X[i : i + chunk], y[i : i + chunk], classes=[-1, 1])
+        models.append(model)
+    small, large = models
+    assert small.n_components_ == large.n_components_ == 15 * 1024
+    errors = [1 - m.score(X_test, y_test) for m in models]
+    assert abs(errors[0] - errors[1]) <= 0.002 and max(errors) < 0.16

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import torch
 from sklearn.datasets import make_classification
 
 from kernelstream import DSGClassifier, DSGRegressor, RandomFeatures
@@ -142,3 +143,23 @@ def test_unfitted_predict():
 
     with pytest.raises(NotFittedError):
         DSGRegressor().predict(np.zeros((2, 2)))
+
+
+def test_overflowing_inputs_say_so_and_not_to_tune_the_step():
+    X, y = make_classification(300, 4, random_state=0)
+    for model in (DSGClassifier(**FAST), DSGRegressor(**FAST)):
+        with pytest.raises(FloatingPointError, match="values up to .*StandardScaler"):
+            model.fit(X * 1e200, y)
+
+
+def test_divergence_message_matches_the_configuration():
+    from kernelstream.solvers.doubly_sgd import DSGConfig, _divergence_message
+
+    class _Step:
+        step = 4
+
+    X = torch.ones(3, 2)
+    on = _divergence_message(_Step(), X, DSGConfig(schedule=None, precondition=True))
+    off = _divergence_message(_Step(), X, DSGConfig(schedule=None, precondition=False))
+    assert "step 5" in on and "enable" not in on and "precond_eps" in on
+    assert "precondition=True" in off

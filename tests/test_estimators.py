@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
 from sklearn.datasets import make_classification
 from sklearn.pipeline import make_pipeline
 from sklearn.linear_model import Ridge
@@ -29,13 +30,35 @@ def test_partial_fit_grows_the_model_chunk_by_chunk():
     assert stream.t_ == 8 and stream.n_components_ == 8 * 128 and stream.n_iter_ == 4
 
 
-def test_partial_fit_matches_fit_exactly_on_one_chunk_stream():
+def test_partial_fit_model_is_a_function_of_the_rows_not_of_the_chunks():
     X, y = _regression(512)
-    a = DSGRegressor(shuffle=False, max_iter=1, **FAST).fit(X, y)
-    b = DSGRegressor(shuffle=False, **FAST).partial_fit(X, y)
-    np.testing.assert_array_equal(a.predict(X), b.predict(X))
-    b.partial_fit(X[:256], y[:256])  # keeps growing
-    assert b.t_ == a.t_ + 2 and b.n_components_ == a.n_components_ + 256
+    whole = DSGRegressor(**FAST).partial_fit(X, y)
+    pieces = DSGRegressor(**FAST)
+    for i in range(0, 512, 50):  # chunks that never line up with the 128-row batches
+        pieces.partial_fit(X[i : i + 50], y[i : i + 50])
+    np.testing.assert_array_equal(whole.predict(X), pieces.predict(X))
+    assert whole.t_ == pieces.t_ == 4 and whole.n_components_ == pieces.n_components_ == 512
+    whole.partial_fit(X[:256], y[:256])  # keeps growing
+    assert whole.t_ == 6 and whole.n_components_ == 6 * 128
+
+
+def test_one_chunk_stream_is_close_to_one_pass_of_fit():
+    """Same rows in the same order; the stream takes its bandwidth and target scaling from the
+    first batch, fit from all rows."""
+    X, y = _regression(2048)
+    a = DSGRegressor(shuffle=False, max_iter=1, **REG).fit(X, y)
+    b = DSGRegressor(**REG).partial_fit(X, y)
+    assert a.t_ == b.t_ and a.n_components_ == b.n_components_
+    assert abs(a.score(X, y) - b.score(X, y)) < 0.05
+
+
+def test_partial_fit_buffers_rows_until_a_batch_is_full():
+    X, y = _regression(300)
+    model = DSGRegressor(**FAST).partial_fit(X[:100], y[:100])
+    with pytest.raises(NotFittedError, match="buffered 100 rows.*batch_size=128"):
+        model.predict(X)
+    model.partial_fit(X[100:300], y[100:300])
+    assert model.t_ == 2 and model.predict(X).shape == (300,)
 
 
 def test_seeded_fits_are_identical_and_seeds_matter():
@@ -200,3 +223,47 @@ def test_random_features_are_the_estimator_blocks():
     np.testing.assert_allclose(
         rf.transform(X[:10]) * np.sqrt(2),
         model.expansion_.feature_map.features(Xt, [0, 1]).reshape(10, -1).numpy(), rtol=1e-5)
+
+
+@pytest.mark.parametrize("loss", ["logistic", "hinge", "squared_hinge"])
+def test_every_alpha_gives_a_sensible_classifier(loss):
+    """The regulariser's shrinkage is 1/(1 + γν): no sign flip or division by zero at large ν."""
+    from sklearn.datasets import make_moons
+
+    X, y = make_moons(1000, noise=0.2, random_state=0)
+    X_test, y_test = make_moons(1000, noise=0.2, random_state=1)
+    for alpha in np.logspace(-8, 1, 10):
+        clf = DSGClassifier(loss=loss, alpha=alpha, batch_size=256, block_size=256,
+                            random_state=0).fit(X, y)
+        assert clf.score(X_test, y_test) > 0.8, alpha  # majority class: 0.5
+
+
+def test_partial_fit_refuses_other_classes_than_the_first_call():
+    X, y = make_classification(300, 4, random_state=0)
+    clf = DSGClassifier(**FAST).partial_fit(X, y, classes=[0, 1])
+    clf.partial_fit(X, y, classes=[1, 0])  # the same set
+    with pytest.raises(ValueError, match=r"classes=\[0, 1, 2\] is not the same"):
+        clf.partial_fit(X, y, classes=[0, 1, 2])
+
+
+def test_verbose_stream_has_one_bar_across_partial_fit_calls(capsys):
+    import pickle
+
+    X, y = _regression(600)
+    model = DSGRegressor(verbose=1, **FAST)
+    for i in range(0, 600, 200):
+        model.partial_fit(X[i : i + 200], y[i : i + 200])
+    bar = model._stream_progress._bar
+    assert bar.n == 512 and bar.total is None  # rows of the 4 steps taken; 88 still buffered
+    assert capsys.readouterr().err.count("DSGRegressor") >= 1
+    clone_ = pickle.loads(pickle.dumps(model))  # the bar is not carried along
+    assert clone_._stream_progress._bar is None
+    np.testing.assert_array_equal(clone_.predict(X), model.predict(X))
+
+
+def test_max_features_below_the_block_size_is_honoured():
+    X, y = _regression(1024)
+    model = DSGRegressor(max_features=100, block_size=1024, batch_size=128, random_state=0)
+    assert model.fit(X, y).n_components_ == 100
+    model = DSGRegressor(max_features=3000, block_size=1024, batch_size=128, random_state=0)
+    assert model.fit(X, y).n_components_ == 3000  # three blocks of 1000

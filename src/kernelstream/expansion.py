@@ -3,8 +3,8 @@
 Only coefficients are stored: ``c_j ∈ R^{r×C}`` per block, one float64 scale ``s`` and an
 intercept ``b``. Blocks' random parameters are regenerated from ``(seed, j)`` by the feature map.
 
-*Lazy decay.* The regulariser shrinks every old block by ``(1 − γ_t ν)`` at each step; instead
-``s ← s (1 − γ_t ν)`` and new increments are stored divided by ``s``. When ``s`` falls below
+*Lazy decay.* The regulariser shrinks every old block by ``1/(1 + γ_t ν)`` at each step; instead
+``s ← s / (1 + γ_t ν)`` and new increments are stored divided by ``s``. When ``s`` falls below
 ``1e-8`` it is folded into the coefficients (a rare O(D·C) pass).
 
 *Lazy averaging* (Dai et al., Fig. 1(2); Polyak–Ruppert). With ``S_t = Σ_{τ ≤ t} s_τ`` over the
@@ -90,9 +90,9 @@ class Expansion:
 
     # -- the update (Algorithm 1, lines 4-6) ----------------------------------------------
     def apply_step(self, block: int, delta: torch.Tensor, decay: float, intercept_delta) -> None:
-        """One step: ``a_j ← (1 − γν) a_j`` for all blocks, then ``a_block += delta``.
+        """One step: ``a_j ← a_j/(1 + γν)`` for all blocks, then ``a_block += delta``.
 
-        ``decay`` is ``1 − γ_t ν``; ``delta`` is ``(r, C)``; ``intercept_delta`` is ``(C,)``.
+        ``decay`` is ``1/(1 + γ_t ν)`` (in (0, 1]); ``delta`` is ``(r, C)``; ``intercept_delta`` is ``(C,)``.
         """
         self.step += 1
         self._prediction = None

@@ -9,18 +9,22 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import scipy.sparse as sp
 import torch
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import NotFittedError
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import (_check_sample_weight, check_consistent_length,
                                       check_is_fitted, validate_data)
 
 from .._device import resolve_device, resolve_dtype, to_tensor
+from .._threads import resolve_n_jobs, respects_n_jobs
 from .._validation import Integral, Interval, Real, StrOptions, check_sample_weight_values
 from ..expansion import Expansion
 from ..features import KERNELS, make_feature_map, resolve_sigma
 from ..schedules import make_schedule
 from ..solvers import DSGConfig, dsg_step
+from ._progress import StreamProgress, progress_bar
 from ._rollback import unchanged_on_error
 
 __all__ = ["DSGBase", "MIN_STEPS", "assign_parameters"]
@@ -65,11 +69,20 @@ class DSGBase(BaseEstimator):
         "verbose": ["verbose"],
         "device": [str],
         "dtype": [StrOptions({"float32", "float64"})],
+        "n_jobs": [Integral, None],
     }
 
     # -- hooks the subclasses fill in ----------------------------------------------------
-    def _encode_targets(self, y, *, first: bool, classes=None) -> np.ndarray:
-        """Validated targets in the encoding of the loss (and fit the label encoding)."""
+    def _check_targets(self, y, *, first: bool, classes=None) -> np.ndarray | None:
+        """Validated targets (labels or values); the first call fits the label set. ``None`` for
+        unsupervised machines."""
+        return None
+
+    def _fit_target_scaling(self, y) -> None:
+        """Fit the target encoding's statistics (the regressor's standardisation) on ``y``."""
+
+    def _encode_targets(self, y: np.ndarray) -> np.ndarray:
+        """Validated targets in the encoding of the loss."""
         raise NotImplementedError
 
     def _make_loss(self):
@@ -77,9 +90,6 @@ class DSGBase(BaseEstimator):
 
     def _n_outputs(self) -> int:
         raise NotImplementedError
-
-    def _initial_intercept(self, targets: np.ndarray) -> np.ndarray | None:
-        return None
 
     def _target_tensor(self, targets: np.ndarray, device) -> torch.Tensor:
         dtype = torch.int64 if targets.dtype.kind in "iu" else self._torch_dtype()
@@ -94,6 +104,7 @@ class DSGBase(BaseEstimator):
             raise ValueError(f"Unknown kernel {self.kernel!r}; choose one of {sorted(KERNELS)} "
                              "or register yours with kernelstream.features.register_kernel.")
         resolve_dtype(self.dtype)
+        resolve_n_jobs(self.n_jobs)
 
     def _validate_X(self, X, *, reset: bool):
         return validate_data(self, X, reset=reset, accept_sparse="csr",
@@ -104,20 +115,46 @@ class DSGBase(BaseEstimator):
         check_sample_weight_values(sample_weight)
         return sample_weight
 
+    def _validated(self, X, y, sample_weight, *, first: bool, classes=None):
+        """``(X, y, sample_weight)`` checked against each other and against the fitted model."""
+        if first:
+            self._validate_params()
+            self._check_params()
+        X = self._validate_X(X, reset=first)
+        y = self._check_targets(y, first=first, classes=classes)
+        if y is not None:
+            check_consistent_length(X, y)
+        return X, y, self._validate_sample_weight(sample_weight, X)
+
     # -- fitting -------------------------------------------------------------------------
+    def _feature_layout(self) -> tuple[int, int | None]:
+        """``(block_size, max_blocks)``: with a budget, ``ceil(max_features / block_size)``
+        equal blocks of at most ``block_size`` features, so the model has ``max_features``
+        features (rounded up to a multiple of the number of blocks)."""
+        if self.max_features is None:
+            return self.block_size, None
+        n_blocks = math.ceil(self.max_features / self.block_size)
+        return math.ceil(self.max_features / n_blocks), n_blocks
+
     def _new_expansion(self, X, seed: int, device) -> Expansion:
         """A fresh expansion whose bandwidth comes from ``X`` (the median heuristic)."""
-        feature_map = make_feature_map(self.kernel, X.shape[1], 1.0, self.block_size, seed,
+        block_size, max_blocks = self._feature_layout()
+        feature_map = make_feature_map(self.kernel, X.shape[1], 1.0, block_size, seed,
                                        kernel_params=self.kernel_params)
         sigma = resolve_sigma(self.sigma, X, type(feature_map).distance, self.sigma_scale,
                               seed=seed % 2**32)
         feature_map.sigma = sigma
-        max_blocks = None
-        if self.max_features is not None:
-            max_blocks = max(1, self.max_features // self.block_size)
         average_start = None if self.average is False else (1 if self.average is True else int(self.average))
         return Expansion(feature_map, self._n_outputs(), dtype=self._torch_dtype(), device=device,
                          max_blocks=max_blocks, average_start=average_start)
+
+    def _start(self, X, y, rng: np.random.RandomState) -> Expansion:
+        """Seed, device, target scaling and an empty expansion from the first rows ``(X, y)``."""
+        self.seed_ = int(rng.randint(0, 2**63 - 1, dtype=np.int64))
+        self.device_ = resolve_device(self.device)
+        if y is not None:
+            self._fit_target_scaling(y)
+        return self._new_expansion(X, self.seed_, self.device_)
 
     def _schedule(self):
         return make_schedule(self.learning_rate, self.eta0, self.t0, self.power_t)
@@ -142,104 +179,105 @@ class DSGBase(BaseEstimator):
             order = rng.permutation(n_samples) if self.shuffle else np.arange(n_samples)
             yield from np.array_split(order, n_batches)
 
+    def _targets(self, y, n_rows: int) -> np.ndarray:
+        """Encoded targets (zeros for unsupervised machines)."""
+        return np.zeros((n_rows, 1)) if y is None else self._encode_targets(y)
+
     def _run(self, expansion: Expansion, X, targets, sample_weight, n_epochs, rng) -> None:
-        """Algorithm 1 over the mini-batches of ``n_epochs`` passes."""
+        """Algorithm 1 over the mini-batches of ``n_epochs`` passes, with one progress bar."""
         n_batches = n_epochs * max(1, round(X.shape[0] / self.batch_size))
         batches = ((X[rows], targets[rows], sample_weight[rows])  # lazily: one batch in memory
                    for rows in self._batches(X.shape[0], n_epochs, rng))
-        self._run_batches(expansion, batches, n_batches)
+        bar = progress_bar(self.verbose, total=n_batches, desc=type(self).__name__, unit="step")
+        try:
+            for rows, batch_loss in self._run_batches(expansion, batches):
+                if bar is not None:
+                    bar.update(1)
+                    bar.set_postfix(loss=f"{batch_loss:.4g}", features=expansion.n_features,
+                                    refresh=False)
+        finally:
+            if bar is not None:
+                bar.close()
 
-    def _run_batches(self, expansion: Expansion, batches, n_batches: int) -> None:
-        """One solver step per ``(X_rows, targets, weights)`` numpy batch of the iterable."""
+    def _run_batches(self, expansion: Expansion, batches):
+        """One solver step per ``(X_rows, targets, weights)`` numpy batch; yields
+        ``(rows, batch loss)`` after each step."""
         loss, config = self._make_loss(), self._solver_config()
         device, dtype = expansion.device, self._torch_dtype()
-        progress = None
-        if self.verbose:
-            from tqdm.auto import tqdm
-
-            progress = tqdm(total=n_batches, desc=type(self).__name__, unit="step")
         for Xb, yb, wb in batches:
-            Xb = to_tensor(Xb, dtype, device)
-            yb = self._target_tensor(yb, device)
-            wb = torch.as_tensor(wb, dtype=dtype, device=device)
-            batch_loss = dsg_step(expansion, loss, Xb, yb, wb, config)
-            if progress is not None:
-                progress.update(1)
-                progress.set_postfix(loss=f"{batch_loss:.4g}", features=expansion.n_features)
-        if progress is not None:
-            progress.close()
+            Xt = to_tensor(Xb, dtype, device)
+            yt = self._target_tensor(yb, device)
+            wt = torch.as_tensor(wb, dtype=dtype, device=device)
+            yield Xb.shape[0], dsg_step(expansion, loss, Xt, yt, wt, config)
 
     def _unchanged_on_error(self, mutates_expansion: bool = False):
         """Restore every attribute (and the expansion's coefficients) if the body raises."""
         return unchanged_on_error(self, ("expansion_",) if mutates_expansion else ())
 
+    @respects_n_jobs
     def _fit(self, X, y, sample_weight=None):
         with self._unchanged_on_error():
-            return self._fit_unsafe(X, y, sample_weight)
-
-    def _partial_fit(self, X, y, sample_weight=None, classes=None):
-        with self._unchanged_on_error(mutates_expansion=True):
-            return self._partial_fit_unsafe(X, y, sample_weight, classes)
-
-    def _fit_unsafe(self, X, y, sample_weight=None):
-        self._validate_params()
-        self._check_params()
-        X = self._validate_X(X, reset=True)
-        targets = self._encode_targets(y, first=True)
-        if targets is None:  # unsupervised machines
-            targets = np.zeros((X.shape[0], 1))
-        check_consistent_length(X, targets)
-        sample_weight = self._validate_sample_weight(sample_weight, X)
-        rng = check_random_state(self.random_state)
-        seed = int(rng.randint(0, 2**63 - 1, dtype=np.int64))
-        device = resolve_device(self.device)
-        expansion = self._new_expansion(X, seed, device)
-        n_epochs = self._n_epochs(X.shape[0])
-        self._run(expansion, X, targets, sample_weight * self._class_weights(targets), n_epochs, rng)
-        self._set_fitted(expansion, device, seed, n_epochs)
-        self._rng_state = rng
-        return self
-
-    def _partial_fit_unsafe(self, X, y, sample_weight=None, classes=None):
-        first = not hasattr(self, "expansion_")
-        if first:
-            self._validate_params()
-            self._check_params()
-        X = self._validate_X(X, reset=first)
-        targets = self._encode_targets(y, first=first, classes=classes)
-        if targets is None:  # unsupervised machines
-            targets = np.zeros((X.shape[0], 1))
-        check_consistent_length(X, targets)
-        sample_weight = self._validate_sample_weight(sample_weight, X)
-        if first:
+            X, y, sample_weight = self._validated(X, y, sample_weight, first=True)
             rng = check_random_state(self.random_state)
-            seed = int(rng.randint(0, 2**63 - 1, dtype=np.int64))
-            device = resolve_device(self.device)
-            expansion = self._new_expansion(X, seed, device)
-        else:
-            expansion, seed, device = self.expansion_, self.seed_, self.device_
-            rng = getattr(self, "_rng_state", None) or check_random_state(self.random_state)
-        self._run(expansion, X, targets, sample_weight * self._class_weights(targets), 1, rng)
-        self._set_fitted(expansion, device, seed, getattr(self, "n_iter_", 0) + 1)
-        self._rng_state = rng
+            expansion = self._start(X, y, rng)
+            targets = self._targets(y, X.shape[0])
+            n_epochs = self._n_epochs(X.shape[0])
+            self._run(expansion, X, targets, sample_weight * self._class_weights(targets), n_epochs, rng)
+            self._set_fitted(expansion, n_epochs)
+            self._pending = None
         return self
+
+    @respects_n_jobs
+    def _partial_fit(self, X, y, sample_weight=None, classes=None):
+        """Learn from a chunk of a stream in full batches of ``batch_size`` rows.
+
+        Rows wait in a buffer until a batch is full, so the model is a function of the stream's
+        rows, not of how it is chunked; the first batch fixes the bandwidth and the target
+        scaling."""
+        with self._unchanged_on_error(mutates_expansion=True):
+            first = not hasattr(self, "n_features_in_")
+            X, y, weight = self._validated(X, y, sample_weight, first=first, classes=classes)
+            X, y, weight = _prepend(getattr(self, "_pending", None), X, y, weight)
+            b = self.batch_size
+            n_ready = X.shape[0] // b * b
+            if n_ready and not hasattr(self, "expansion_"):
+                self.expansion_ = self._start(X[:b], None if y is None else y[:b],
+                                              check_random_state(self.random_state))
+            if n_ready:
+                self._learn_stream(X[:n_ready], None if y is None else y[:n_ready], weight[:n_ready])
+            self._pending = None if n_ready == X.shape[0] else (
+                X[n_ready:], None if y is None else y[n_ready:], weight[n_ready:])
+            self.n_iter_ = getattr(self, "n_iter_", 0) + 1
+        return self
+
+    def _learn_stream(self, X, y, weight) -> None:
+        """Steps on consecutive ``batch_size`` rows of a stream, in order, with the stream's bar."""
+        b, expansion = self.batch_size, self.expansion_
+        targets = self._targets(y, X.shape[0])
+        weight = weight * self._class_weights(targets)
+        batches = ((X[i:i + b], targets[i:i + b], weight[i:i + b]) for i in range(0, X.shape[0], b))
+        if not hasattr(self, "_stream_progress"):
+            self._stream_progress = StreamProgress(type(self).__name__)
+        for rows, batch_loss in self._run_batches(expansion, batches):
+            self._stream_progress.update(self.verbose, rows, steps=expansion.step,
+                                         features=expansion.n_features, loss=f"{batch_loss:.4g}")
+        self._set_fitted(expansion, getattr(self, "n_iter_", 0))
 
     def _class_weights(self, targets) -> np.ndarray:
         return np.ones(targets.shape[0])
 
-    def _set_fitted(self, expansion: Expansion, device, seed: int, n_iter: int) -> None:
+    def _set_fitted(self, expansion: Expansion, n_iter: int) -> None:
         self.expansion_ = expansion
-        self.device_ = device
-        self.seed_ = seed
         self.sigma_ = expansion.feature_map.sigma
         self.n_components_ = expansion.n_features
         self.t_ = expansion.step
         self.n_iter_ = n_iter
 
     # -- prediction ----------------------------------------------------------------------
+    @respects_n_jobs
     def _raw_decision(self, X) -> np.ndarray:
         """Model output ``(n, C)`` as float64 numpy."""
-        check_is_fitted(self, "expansion_")
+        self._check_has_stepped()
         X = self._validate_X(X, reset=False)
         out = np.empty((X.shape[0], self.expansion_.n_outputs), dtype=np.float64)
         step = 8192
@@ -247,6 +285,16 @@ class DSGBase(BaseEstimator):
             Xb = to_tensor(X[i : i + step], self._torch_dtype(), self.device_)
             out[i : i + step] = self.expansion_.predict(Xb).double().cpu().numpy()
         return out
+
+    def _check_has_stepped(self) -> None:
+        """``NotFittedError`` before the first step, saying why when rows are still buffered."""
+        pending = getattr(self, "_pending", None)
+        if not hasattr(self, "expansion_") and pending is not None:
+            raise NotFittedError(
+                f"This {type(self).__name__} has buffered {pending[0].shape[0]} rows from "
+                f"partial_fit; its first step needs batch_size={self.batch_size} rows. Pass more "
+                "rows to partial_fit, lower batch_size, or call fit.")
+        check_is_fitted(self, "expansion_")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -264,3 +312,16 @@ class DSGBase(BaseEstimator):
         from ..io import save_model
 
         save_model(self, path)
+
+
+def _prepend(pending, X, y, weight):
+    """The buffered rows of earlier ``partial_fit`` calls followed by this call's rows."""
+    if pending is None:
+        return X, y, weight
+    X_old, y_old, w_old = pending
+    if sp.issparse(X_old) or sp.issparse(X):
+        X = sp.vstack([sp.csr_matrix(X_old), sp.csr_matrix(X)], format="csr")
+    else:
+        X = np.concatenate([X_old, X])
+    y = None if y is None else np.concatenate([y_old, y])
+    return X, y, np.concatenate([w_old, weight])

@@ -31,6 +31,10 @@ def fit_or_check_labels(estimator, y, *, first: bool, classes, loss: str,
     else:
         check_is_fitted(estimator, "classes_")
         labels = estimator.classes_
+        if classes is not None and not np.array_equal(np.unique(np.asarray(classes)), labels):
+            raise ValueError(f"classes={np.unique(np.asarray(classes)).tolist()} is not the same "
+                             f"as on the first partial_fit call (classes_={labels.tolist()}); "
+                             "pass the same classes, or call fit to start a new model.")
         where = (f"classes_={labels.tolist()}, not seen in the first call; pass every label in "
                  "classes= on the first partial_fit call.")
     unseen = np.setdiff1d(np.unique(y), labels)

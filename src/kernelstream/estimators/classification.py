@@ -84,7 +84,7 @@ class DSGClassifier(ClassifierMixin, DSGBase):
                  block_size=1024, max_iter="auto", learning_rate="inverse", eta0=2.0, t0=1.0,
                  power_t=0.5, precondition=True, precond_eps="auto", average=False,
                  max_features=None, fit_intercept=True, shuffle=True, random_state=None,
-                 verbose=0, device="auto", dtype="float32"):
+                 verbose=0, device="auto", dtype="float32", n_jobs=None):
         assign_parameters(self, locals())
 
     def fit(self, X, y, sample_weight=None):
@@ -92,7 +92,12 @@ class DSGClassifier(ClassifierMixin, DSGBase):
         return self._fit(X, y, sample_weight)
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
-        """One pass over a chunk. ``classes`` (all labels) is required on the first call."""
+        """Learn from a chunk of a stream, in full batches of ``batch_size`` rows.
+
+        ``classes`` (all labels) is required on the first call unless ``y`` holds every label;
+        later calls must pass the same ``classes`` or none. Rows wait in a buffer until a batch
+        is full (see :meth:`DSGRegressor.partial_fit`).
+        """
         return self._partial_fit(X, y, sample_weight, classes=classes)
 
     def decision_function(self, X):
@@ -119,8 +124,10 @@ class DSGClassifier(ClassifierMixin, DSGBase):
         return np.log(np.clip(self.predict_proba(X), 1e-300, None))
 
     # -- hooks ---------------------------------------------------------------------------
-    def _encode_targets(self, y, *, first, classes=None):
-        y = fit_or_check_labels(self, y, first=first, classes=classes, loss=self.loss)
+    def _check_targets(self, y, *, first, classes=None):
+        return fit_or_check_labels(self, y, first=first, classes=classes, loss=self.loss)
+
+    def _encode_targets(self, y):
         index = np.searchsorted(self.classes_, y)
         if len(self.classes_) == 2:
             return np.where(index == 1, 1.0, -1.0).reshape(-1, 1)

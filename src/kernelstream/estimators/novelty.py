@@ -15,11 +15,11 @@ from sklearn.base import OutlierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from .._device import resolve_device
 from .._validation import Interval, Real
 from ..losses import get_loss
 from ..solvers import DSGConfig
-from ._base import DSGBase, assign_parameters
+from .._threads import respects_n_jobs
+from ._base import MIN_STEPS, DSGBase, assign_parameters
 
 __all__ = ["DSGOneClass", "DSGDensityRatio"]
 
@@ -71,7 +71,7 @@ class DSGOneClass(OutlierMixin, DSGBase):
                  kernel_params=None, batch_size=1024, block_size=256, max_iter="auto",
                  learning_rate="inverse", eta0=None, t0=None, power_t=0.5, precondition=False,
                  precond_eps=3.0, average=False, max_features=None, shuffle=True,
-                 random_state=None, verbose=0, device="auto", dtype="float32"):
+                 random_state=None, verbose=0, device="auto", dtype="float32", n_jobs=None):
         assign_parameters(self, locals())
 
     min_steps = 64
@@ -104,9 +104,6 @@ class DSGOneClass(OutlierMixin, DSGBase):
         return -float(self.expansion_.prediction_parameters()[1][0])
 
     # -- hooks ---------------------------------------------------------------------------
-    def _encode_targets(self, y, *, first, classes=None):
-        return None
-
     def _make_loss(self):
         return get_loss("one_class")
 
@@ -162,52 +159,46 @@ class DSGDensityRatio(DSGBase):
                  alpha=1e-6, batch_size=2048, block_size=1024, max_iter="auto",
                  learning_rate="inverse", eta0=2.0, t0=1.0, power_t=0.5, precondition=True,
                  precond_eps=3.0, average=False, max_features=None, shuffle=True,
-                 random_state=None, verbose=0, device="auto", dtype="float32"):
+                 random_state=None, verbose=0, device="auto", dtype="float32", n_jobs=None):
         assign_parameters(self, locals())
 
     fit_intercept = True  # the normalising constant
 
+    @respects_n_jobs
     def fit(self, X_p, X_q):
         """Fit ``log p/q`` from a numerator sample ``X_p`` and a denominator sample ``X_q``."""
         with self._unchanged_on_error():
-            self._validate_params()
-            self._check_params()
             X_p, X_q = self._validate_pair(X_p, X_q, first=True)
             rng = check_random_state(self.random_state)
-            seed = int(rng.randint(0, 2**63 - 1, dtype=np.int64))
-            device = resolve_device(self.device)
-            expansion = self._new_expansion(np.vstack([X_p[:1000], X_q[:1000]]), seed, device)
-            half = max(1, self.batch_size // 2)
-            steps = max(1, round(max(len(X_p), len(X_q)) / half))
-            n_epochs = max(1, math.ceil(32 / steps)) if self.max_iter == "auto" else self.max_iter
+            expansion = self._start(np.vstack([X_p[:1000], X_q[:1000]]), None, rng)
+            steps = self._pair_steps(X_p, X_q)
+            n_epochs = max(1, math.ceil(MIN_STEPS / steps)) if self.max_iter == "auto" else self.max_iter
             self._run_pair(expansion, X_p, X_q, steps * n_epochs, rng)
-            self._set_fitted(expansion, device, seed, n_epochs)
+            self._set_fitted(expansion, n_epochs)
             self._rng_state = rng
             self.kl_divergence_ = self.kl_divergence(X_p[:20000])
         return self
 
+    @respects_n_jobs
     def partial_fit(self, X_p, X_q):
         """One pass over a chunk of each sample."""
         first = not hasattr(self, "expansion_")
         with self._unchanged_on_error(mutates_expansion=True):
-            if first:
-                self._validate_params()
-                self._check_params()
             X_p, X_q = self._validate_pair(X_p, X_q, first=first)
             if first:
-                rng = check_random_state(self.random_state)
-                seed = int(rng.randint(0, 2**63 - 1, dtype=np.int64))
-                device = resolve_device(self.device)
-                expansion = self._new_expansion(np.vstack([X_p[:1000], X_q[:1000]]), seed, device)
-            else:
-                expansion, seed, device = self.expansion_, self.seed_, self.device_
-                rng = getattr(self, "_rng_state", None) or check_random_state(self.random_state)
-            half = max(1, self.batch_size // 2)
-            self._run_pair(expansion, X_p, X_q, max(1, round(max(len(X_p), len(X_q)) / half)), rng)
-            self._set_fitted(expansion, device, seed, getattr(self, "n_iter_", 0) + 1)
-            self._rng_state = rng
+                self._rng_state = check_random_state(self.random_state)
+                self.expansion_ = self._start(np.vstack([X_p[:1000], X_q[:1000]]), None,
+                                              self._rng_state)
+            else:  # a loaded model continues with a fresh shuffling stream
+                self._rng_state = getattr(self, "_rng_state", None) or check_random_state(self.random_state)
+            self._run_pair(self.expansion_, X_p, X_q, self._pair_steps(X_p, X_q), self._rng_state)
+            self._set_fitted(self.expansion_, getattr(self, "n_iter_", 0) + 1)
             self.kl_divergence_ = self.kl_divergence(X_p[:20000])
         return self
+
+    def _pair_steps(self, X_p, X_q) -> int:
+        """Steps of one pass: the larger sample in half-batches."""
+        return max(1, round(max(len(X_p), len(X_q)) / max(1, self.batch_size // 2)))
 
     def log_ratio(self, X):
         """``f(x) ≈ log p(x)/q(x)``."""
@@ -223,6 +214,9 @@ class DSGDensityRatio(DSGBase):
 
     # -- internals -----------------------------------------------------------------------
     def _validate_pair(self, X_p, X_q, *, first):
+        if first:
+            self._validate_params()
+            self._check_params()
         X_p = self._validate_X(X_p, reset=first)
         X_q = self._validate_X(X_q, reset=False)
         return X_p, X_q
@@ -243,10 +237,8 @@ class DSGDensityRatio(DSGBase):
                 rows_q = np.fromiter((next(order_q) for _ in range(b_q)), dtype=np.int64)
                 yield np.vstack([_dense(X_p[rows_p]), _dense(X_q[rows_q])]), targets, weights
 
-        self._run_batches(expansion, batches(), n_steps)
-
-    def _encode_targets(self, y, *, first, classes=None):
-        return None
+        for _ in self._run_batches(expansion, batches()):
+            pass
 
     def _make_loss(self):
         return get_loss("kl_ratio")

@@ -73,6 +73,11 @@ class DSGRegressor(RegressorMixin, DSGBase):
         Show a progress bar.
     device : {"auto", "cpu", "cuda"}, default="auto"
     dtype : {"float32", "float64"}, default="float32"
+    n_jobs : int or None, default=None
+        Threads for the computation: ``None`` is one thread (never slower than one thread on a
+        shared or loaded machine), ``-1`` every thread the environment allows
+        (``torch.get_num_threads()``, lowered by ``OMP_NUM_THREADS`` and
+        ``threadpoolctl.threadpool_limits``), ``k`` at most ``k`` of those.
 
     Attributes
     ----------
@@ -113,7 +118,7 @@ class DSGRegressor(RegressorMixin, DSGBase):
                  block_size=1024, max_iter="auto", learning_rate="inverse", eta0=2.0, t0=1.0,
                  power_t=0.5, precondition=True, precond_eps=3.0, average=False,
                  max_features=None, fit_intercept=True, shuffle=True, random_state=None,
-                 verbose=0, device="auto", dtype="float32"):
+                 verbose=0, device="auto", dtype="float32", n_jobs=None):
         assign_parameters(self, locals())
 
     def fit(self, X, y, sample_weight=None):
@@ -121,7 +126,12 @@ class DSGRegressor(RegressorMixin, DSGBase):
         return self._fit(X, y, sample_weight)
 
     def partial_fit(self, X, y, sample_weight=None):
-        """One pass over a chunk; the first call fixes the bandwidth and target scaling."""
+        """Learn from a chunk of a stream, in full batches of ``batch_size`` rows.
+
+        Rows wait in a buffer until a batch is full, so the model depends on the rows seen, not
+        on how the stream is chunked; the first ``batch_size`` rows fix the bandwidth and the
+        target scaling. Before the first full batch the model cannot predict yet.
+        """
         return self._partial_fit(X, y, sample_weight)
 
     def predict(self, X):
@@ -130,22 +140,27 @@ class DSGRegressor(RegressorMixin, DSGBase):
         return out[:, 0] if self._y_1d else out
 
     # -- hooks ---------------------------------------------------------------------------
-    def _encode_targets(self, y, *, first, classes=None):
+    def _check_targets(self, y, *, first, classes=None):
         if y is None:
             raise ValueError("requires y to be passed, but the target y is None.")
         y = check_array(y, ensure_2d=False, dtype=np.float64, input_name="y")
-        y_1d = y.ndim == 1
-        Y = y.reshape(-1, 1) if y_1d else y
+        Y = y.reshape(-1, 1) if y.ndim == 1 else y
         if first:
-            self._y_1d = y_1d
+            self._y_1d = y.ndim == 1
             self.n_outputs_ = Y.shape[1]
-            self.y_offset_ = Y.mean(axis=0)
-            std = Y.std(axis=0)
-            self.y_scale_ = np.where(std > 0, std, 1.0)
         elif Y.shape[1] != self.n_outputs_:
             raise ValueError(f"y has {Y.shape[1]} outputs, but this model was fitted with "
                              f"{self.n_outputs_}; pass targets with {self.n_outputs_} columns.")
-        return (Y - self.y_offset_) / self.y_scale_
+        return Y
+
+    def _fit_target_scaling(self, y) -> None:
+        """``y_offset_`` and ``y_scale_``: mean and standard deviation of ``y`` per output."""
+        self.y_offset_ = y.mean(axis=0)
+        std = y.std(axis=0)
+        self.y_scale_ = np.where(std > 0, std, 1.0)
+
+    def _encode_targets(self, y):
+        return (y - self.y_offset_) / self.y_scale_
 
     def _make_loss(self):
         scale = float(np.mean(self.y_scale_))

@@ -13,7 +13,8 @@ On CPU the Gram is a BLAS SYRK (``?syrk``: one triangle, half the flops of the G
 in place, through :mod:`scipy.linalg` (measured at b = 2048, r = 4096, one thread: Gram 363 →
 172 ms, Cholesky 136 → 86 ms, solve 25 → < 1 ms against ``torch.matmul``, ``torch.linalg.cholesky``
 and ``torch.cholesky_solve``, whose copies to column-major order cost more than the solve). The
-BLAS runs with torch's intra-op thread count. Other devices use the torch ops.
+BLAS runs with the threads the caller allows (:mod:`kernelstream._threads`). Other devices use
+the torch ops.
 """
 
 from __future__ import annotations
@@ -24,16 +25,15 @@ from .workspace import scratch
 
 __all__ = ["precond_direction", "precond_direction_torch"]
 
-_blas = None  # (scipy.linalg.blas, scipy.linalg.lapack, threadpool controller of the BLAS), lazily
+_blas = None  # (scipy.linalg.blas, scipy.linalg.lapack), lazily
 
 
 def _scipy():
     global _blas
     if _blas is None:
         from scipy.linalg import blas, lapack
-        from threadpoolctl import ThreadpoolController
 
-        _blas = (blas, lapack, ThreadpoolController().select(user_api="blas"))
+        _blas = (blas, lapack)
     return _blas
 
 
@@ -44,29 +44,28 @@ def precond_direction(Psi: torch.Tensor, G: torch.Tensor, precond_eps: float) ->
     """
     if Psi.device.type != "cpu" or Psi.dtype not in (torch.float32, torch.float64):
         return precond_direction_torch(Psi, G, precond_eps)
-    blas, lapack, threads = _scipy()
+    blas, lapack = _scipy()
     b, r = Psi.shape
     small = min(b, r)
     A = Psi.contiguous().numpy()  # (b, r) row-major; A.T is the same memory in column-major order
     gram = scratch("precond_gram", (small, small), Psi.dtype, Psi.device)
     syrk = blas.ssyrk if Psi.dtype == torch.float32 else blas.dsyrk
-    with threads.limit(limits=torch.get_num_threads()):
-        # lower triangle (column-major) of ΨΨᵀ (b < r: (Aᵀ)ᵀAᵀ) or ΨᵀΨ (Aᵀ(Aᵀ)ᵀ), in place
-        syrk(1.0, A.T, trans=1 if b < r else 0, lower=1, c=gram.numpy().T, overwrite_c=1)
-        M = scratch("precond_gram64", (small, small), torch.float64, Psi.device)
-        M.copy_(gram).div_(b)  # ΨΨᵀ/b or ΨᵀΨ/b (one triangle; the other holds stale values)
-        eps = precond_eps * float(torch.trace(M)) / r  # ε relative to the mean eigenvalue of ΨᵀΨ/b
-        M.diagonal().add_(eps)
-        factor, info = lapack.dpotrf(M.numpy().T, lower=1, clean=0, overwrite_a=1)  # L Lᵀ, in place
-        if info != 0:
-            raise torch.linalg.LinAlgError(
-                f"The preconditioner's Gram matrix is not positive definite (dpotrf info={info}); "
-                "use precond_eps > 0.")
-        if b < r:
-            rhs = (G.double() / b).numpy()  # G / b, (b, C)
-        else:
-            rhs = (Psi.T @ G / b).double().numpy()  # Ψᵀ G / b, (r, C)
-        x, info = lapack.dpotrs(factor, rhs, lower=1)  # (Gram/b + εI)⁻¹ rhs
+    # lower triangle (column-major) of ΨΨᵀ (b < r: (Aᵀ)ᵀAᵀ) or ΨᵀΨ (Aᵀ(Aᵀ)ᵀ), in place
+    syrk(1.0, A.T, trans=1 if b < r else 0, lower=1, c=gram.numpy().T, overwrite_c=1)
+    M = scratch("precond_gram64", (small, small), torch.float64, Psi.device)
+    M.copy_(gram).div_(b)  # ΨΨᵀ/b or ΨᵀΨ/b (one triangle; the other holds stale values)
+    eps = precond_eps * float(torch.trace(M)) / r  # ε relative to the mean eigenvalue of ΨᵀΨ/b
+    M.diagonal().add_(eps)
+    factor, info = lapack.dpotrf(M.numpy().T, lower=1, clean=0, overwrite_a=1)  # L Lᵀ, in place
+    if info != 0:
+        raise torch.linalg.LinAlgError(
+            f"The preconditioner's Gram matrix is not positive definite (dpotrf info={info}); "
+            "use precond_eps > 0.")
+    if b < r:
+        rhs = (G.double() / b).numpy()  # G / b, (b, C)
+    else:
+        rhs = (Psi.T @ G / b).double().numpy()  # Ψᵀ G / b, (r, C)
+    x, info = lapack.dpotrs(factor, rhs, lower=1)  # (Gram/b + εI)⁻¹ rhs
     x = torch.from_numpy(x).to(Psi.dtype)
     return Psi.T @ x if b < r else x  # Ψᵀ (ΨΨᵀ/b + εI)⁻¹ G / b  or  (ΨᵀΨ/b + εI)⁻¹ Ψᵀ G / b
 

@@ -7,13 +7,20 @@ Step ``t`` takes a mini-batch ``(X_t, y_t)`` of size ``b`` and a fresh block ``t
     a_t = −γ_t Ψ_tᵀ G / b                            plain (Alg. 1, line 5)
     a_t = −(γ_t/L) (Ψ_tᵀΨ_t/b + εI)⁻¹ Ψ_tᵀ G / b     block-preconditioned (the authors' code),
                                                      L a curvature bound of the loss
-    a_j ← (1 − γ_t ν) a_j  for j < t                 (lazy, through the expansion's scale)
+    a_j ← a_j / (1 + γ_t ν)  for j < t               (lazy, through the expansion's scale)
+
+The shrinkage is the proximal (implicit) step of the regulariser ``ν/2‖f‖²``: for every
+``γ_t ν > 0`` it lies in ``(0, 1)``, where the explicit ``1 − γ_t ν`` of Algorithm 1 (the same
+to first order) reaches zero or flips the sign of the model once ``γ_t ν ≥ 1`` — with the
+logistic loss's Gauss–Newton scale 4 and ``γ_1 = 1`` that was any ``ν ≥ 0.25``. Both have the
+same fixed points.
 
 The intercept is not regularised: ``b ← b − γ_t · mean(G)``.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
@@ -71,10 +78,7 @@ def dsg_step(expansion: Expansion, loss: Loss, X: torch.Tensor, y: torch.Tensor,
     """
     u = expansion.decision(X)  # (b, C), current iterate
     if not torch.isfinite(u).all():
-        raise FloatingPointError(
-            f"Training diverged at step {expansion.step + 1} (non-finite outputs); "
-            "lower eta0 or enable precondition."
-        )
+        raise FloatingPointError(_divergence_message(expansion, X, config))
     G = loss.derivative(u, y) * weight[:, None]  # (b, C)
     gamma = config.schedule(expansion.step + 1)
     if config.precondition:
@@ -85,9 +89,23 @@ def dsg_step(expansion: Expansion, loss: Loss, X: torch.Tensor, y: torch.Tensor,
     delta = -gamma * block_direction(Psi, G, config)  # a_t
     intercept_delta = (-gamma * (G.mean(dim=0) + config.intercept_offset) if config.fit_intercept
                        else torch.zeros_like(G[0]))
-    expansion.apply_step(block, delta, 1.0 - gamma * config.alpha, intercept_delta)
+    if not (torch.isfinite(delta).all() and torch.isfinite(intercept_delta).all()):
+        raise FloatingPointError(_divergence_message(expansion, X, config))
+    expansion.apply_step(block, delta, 1.0 / (1.0 + gamma * config.alpha), intercept_delta)
     value = loss.value(u, y)
     return float((value.reshape(X.shape[0], -1) * weight[:, None]).mean())
+
+
+def _divergence_message(expansion: Expansion, X: torch.Tensor, config: DSGConfig) -> str:
+    """Why a step produced non-finite numbers, and what to change."""
+    where = f"Training diverged at step {expansion.step + 1} (non-finite outputs)"
+    largest = float(X.abs().max()) if X.numel() else 0.0
+    if not math.isfinite(largest) or largest > 1e15:
+        return (f"{where}: X has values up to {largest:.3g}, too large for the kernel's features "
+                "in this dtype. Standardise the inputs (sklearn.preprocessing.StandardScaler).")
+    if config.precondition:
+        return f"{where} with the block preconditioner on; lower eta0 or raise precond_eps."
+    return f"{where}; lower eta0 or set precondition=True."
 
 
 def run_dsg(expansion: Expansion, loss: Loss, batches: Iterable, config: DSGConfig,

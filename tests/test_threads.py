@@ -1,0 +1,83 @@
+"""Thread policy: one thread by default, the user's limits respected, settings restored."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+from sklearn.datasets import make_classification
+from threadpoolctl import threadpool_info, threadpool_limits
+
+from kernelstream import DSGClassifier
+from kernelstream._threads import resolve_n_jobs, thread_limits
+from kernelstream.estimators import _base
+
+FAST = dict(batch_size=64, block_size=64, random_state=0)
+
+
+@pytest.fixture
+def two_threads():
+    """The environment allows two threads (conftest pins one per xdist worker)."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(2)
+    yield
+    torch.set_num_threads(previous)
+
+
+def _blas_threads() -> int:
+    return min(lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas")
+
+
+def test_n_jobs_follows_scikit_learn(two_threads):
+    assert [resolve_n_jobs(n) for n in (None, 1, 2, 8, -1, -2, -9)] == [1, 1, 2, 2, 2, 1, 1]
+    with pytest.raises(ValueError, match="n_jobs == 0"):
+        resolve_n_jobs(0)
+
+
+def test_threadpool_limits_of_the_user_are_never_raised(two_threads):
+    with threadpool_limits(limits=1):
+        with thread_limits(-1) as n:
+            assert n == 1 and torch.get_num_threads() == 1 and _blas_threads() == 1
+        assert torch.get_num_threads() == 1  # the user's limit is still in force
+    assert torch.get_num_threads() == 2
+
+
+def _record_threads(monkeypatch) -> list:
+    seen = []
+    real_step = _base.dsg_step
+
+    def step(*args, **kwargs):
+        seen.append((torch.get_num_threads(), _blas_threads()))
+        return real_step(*args, **kwargs)
+
+    monkeypatch.setattr(_base, "dsg_step", step)
+    return seen
+
+
+@pytest.mark.parametrize("n_jobs, expected", [(None, 1), (-1, 2), (1, 1)])
+def test_fit_runs_with_n_jobs_threads_and_restores_the_setting(two_threads, monkeypatch,
+                                                                n_jobs, expected):
+    seen = _record_threads(monkeypatch)
+    X, y = make_classification(300, 4, random_state=0)
+    DSGClassifier(n_jobs=n_jobs, **FAST).fit(X, y)
+    assert seen and set(seen) == {(expected, expected)}
+    assert torch.get_num_threads() == 2
+
+
+def test_threadpool_limits_bound_n_jobs_during_fit(two_threads, monkeypatch):
+    seen = _record_threads(monkeypatch)
+    X, y = make_classification(300, 4, random_state=0)
+    with threadpool_limits(limits=1):
+        DSGClassifier(n_jobs=-1, **FAST).fit(X, y)
+    assert set(seen) == {(1, 1)}
+
+
+def test_omp_num_threads_is_respected():
+    code = ("import torch; from kernelstream._threads import thread_limits\n"
+            "with thread_limits(-1) as n: print(n, torch.get_num_threads())")
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True, timeout=120)
+    assert out.stdout.split() == ["1", "1"]
