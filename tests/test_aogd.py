@@ -347,3 +347,15 @@ def test_linear_default_step_is_stable_on_raw_features():
     X = 2.0 * X
     clf = AOGDClassifier(kernel="linear", random_state=0).fit(X[:2000], y[:2000])
     assert clf.score(X[2000:], y[2000:]) > 0.85
+
+
+def test_verbose_fit_and_stream_show_progress(capsys):
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(300, 5, random_state=0)
+    AOGDClassifier(verbose=1, n_components=64, random_state=0).fit(X, y)
+    assert "AOGDClassifier" in capsys.readouterr().err
+    stream = AOGDClassifier(verbose=1, n_components=64, random_state=0)
+    for i in range(0, 300, 100):
+        stream.partial_fit(X[i : i + 100], y[i : i + 100], classes=[0, 1])
+    assert stream._stream_progress._bar.n == 300

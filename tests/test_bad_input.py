@@ -148,8 +148,11 @@ def test_unfitted_predict():
 def test_overflowing_inputs_say_so_and_not_to_tune_the_step():
     X, y = make_classification(300, 4, random_state=0)
     for model in (DSGClassifier(**FAST), DSGRegressor(**FAST)):
-        with pytest.raises(FloatingPointError, match="values up to .*StandardScaler"):
+        with pytest.raises(ValueError, match=r"values up to .*e\+200.*overflow float32.*StandardScaler"):
             model.fit(X * 1e200, y)
+    with pytest.raises(ValueError, match="overflow float32"):
+        DSGRegressor(**FAST).fit(X * 1e19, X[:, 0])
+    DSGRegressor(dtype="float64", **FAST).fit(X * 1e19, X[:, 0])  # fine in float64
 
 
 def test_divergence_message_matches_the_configuration():

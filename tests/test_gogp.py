@@ -224,3 +224,26 @@ def test_abalone_progressive_rmse_and_calibration(variant):
     mean, std = held.predict(X[3000:], return_std=True, include_noise=True)
     coverage = np.mean(np.abs(mean - y[3000:]) <= 1.96 * std)
     assert 0.90 <= coverage <= 0.98
+
+
+def test_overflowing_inputs_raise_instead_of_predicting_nan():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = X[:, 0]
+    with pytest.raises(ValueError, match="values up to .*overflow float64.*StandardScaler"):
+        GoGPRegressor(random_state=0).fit(X * 1e200, y)
+    model = GoGPRegressor(random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="overflow float64"):
+        model.predict(X * 1e200)
+
+
+def test_verbose_fit_and_stream_show_progress(capsys):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 2))
+    y = np.sin(X[:, 0])
+    GoGPRegressor(verbose=1, random_state=0).fit(X, y)
+    assert "GoGPRegressor" in capsys.readouterr().err
+    stream = GoGPRegressor(verbose=1, random_state=0)
+    for i in range(0, 120, 40):
+        stream.partial_fit(X[i : i + 40], y[i : i + 40])
+    assert stream._stream_progress._bar.n == 120

@@ -19,7 +19,8 @@ from sklearn.utils.validation import (_check_sample_weight, check_consistent_len
 
 from .._device import resolve_device, resolve_dtype, to_tensor
 from .._threads import resolve_n_jobs, respects_n_jobs
-from .._validation import Integral, Interval, Real, StrOptions, check_sample_weight_values
+from .._validation import (Integral, Interval, Real, StrOptions, check_magnitude,
+                           check_sample_weight_values)
 from ..expansion import Expansion
 from ..features import KERNELS, make_feature_map, resolve_sigma
 from ..schedules import make_schedule
@@ -107,8 +108,10 @@ class DSGBase(BaseEstimator):
         resolve_n_jobs(self.n_jobs)
 
     def _validate_X(self, X, *, reset: bool):
-        return validate_data(self, X, reset=reset, accept_sparse="csr",
-                             dtype=[np.float64, np.float32], ensure_min_samples=1)
+        X = validate_data(self, X, reset=reset, accept_sparse="csr",
+                          dtype=[np.float64, np.float32], ensure_min_samples=1)
+        check_magnitude(X, np.float32 if self.dtype == "float32" else np.float64)
+        return X
 
     def _validate_sample_weight(self, sample_weight, X) -> np.ndarray:
         sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)

@@ -13,12 +13,14 @@ from sklearn.utils.validation import check_consistent_length, check_is_fitted, c
 
 from .. import rng
 from .._device import resolve_device, to_numpy, to_tensor
-from .._validation import Integral, Interval, Real, StrOptions
+from .._threads import respects_n_jobs
+from .._validation import Integral, Interval, Real, StrOptions, check_magnitude
 from ..features import KERNELS, make_feature_map, resolve_sigma
 from ..schedules import SCHEDULES, make_schedule
 from ..solvers.pairwise import PAIRWISE_LOSSES, PairwiseState, aogd_chunk
 from ._base import assign_parameters
 from ._labels import fit_or_check_labels
+from ._progress import StreamProgress, progress_bar
 from ._rollback import unchanged_on_error
 
 __all__ = ["AOGDClassifier"]
@@ -95,7 +97,12 @@ class AOGDClassifier(ClassifierMixin, BaseEstimator):
         Shuffle the rows before each pass of ``fit``.
     random_state : int, RandomState or None
         Seeds the random features, the coins and the shuffling.
+    verbose : int, default=0
+        Show a progress bar (``fit``: the examples; ``partial_fit``: one bar across the stream).
     device : {"auto", "cpu", "cuda"}, default="auto"
+    n_jobs : int or None, default=None
+        Threads: ``None`` is one, ``-1`` every thread the environment allows (see
+        :class:`DSGRegressor`).
 
     Attributes
     ----------
@@ -151,17 +158,20 @@ class AOGDClassifier(ClassifierMixin, BaseEstimator):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
+        "verbose": ["verbose"],
         "device": [str],
+        "n_jobs": [Integral, None],
     }
 
     def __init__(self, *, loss="squared", kernel="rbf", n_components=1024, sigma="median",
                  sigma_scale=1.0, kernel_params=None, eta0=0.5, gamma0=None,
                  learning_rate="invscaling", t0=1.0, power_t=0.5, alpha=1e-6, p=0.5,
                  average=False, chunk_size=64, max_iter=1, shuffle=True, random_state=None,
-                 device="auto"):
+                 verbose=0, device="auto", n_jobs=None):
         assign_parameters(self, locals())
 
     # -- public API ----------------------------------------------------------------------
+    @respects_n_jobs
     def fit(self, X, y):
         """``max_iter`` passes of Algorithm 1 over ``(X, y)`` from a fresh model."""
         with self._unchanged_on_error():
@@ -171,12 +181,17 @@ class AOGDClassifier(ClassifierMixin, BaseEstimator):
             check_consistent_length(X, y)
             random = check_random_state(self.random_state)
             self._start(X, random)
+            bar = progress_bar(self.verbose, total=self.max_iter * X.shape[0],
+                               desc=type(self).__name__, unit="example")
             for _ in range(self.max_iter):
                 order = random.permutation(X.shape[0]) if self.shuffle else np.arange(X.shape[0])
-                self._run(X[order], y[order])
+                self._run(X[order], y[order], bar)
+            if bar is not None:
+                bar.close()
             self.n_iter_ = self.max_iter
         return self
 
+    @respects_n_jobs
     def partial_fit(self, X, y, classes=None):
         """One pass over a chunk of the stream, in the given order.
 
@@ -192,10 +207,14 @@ class AOGDClassifier(ClassifierMixin, BaseEstimator):
             if first:
                 self._start(X, check_random_state(self.random_state))
                 self.n_iter_ = 0
+            if not hasattr(self, "_stream_progress"):
+                self._stream_progress = StreamProgress(type(self).__name__)
             self._run(X, y)
+            self._stream_progress.update(self.verbose, X.shape[0], examples=self.t_)
             self.n_iter_ += 1
         return self
 
+    @respects_n_jobs
     def decision_function(self, X):
         """Scores to rank by, ``wᵀψ(x) − threshold_`` (positive favours ``classes_[1]``)."""
         check_is_fitted(self, "coef_")
@@ -278,7 +297,7 @@ class AOGDClassifier(ClassifierMixin, BaseEstimator):
         gamma0 = self.eta0 if self.gamma0 is None else self.gamma0  # γ = η by default
         return shape, self.eta0 * self.step_scale_, gamma0 * self.step_scale_
 
-    def _run(self, X, y) -> None:
+    def _run(self, X, y, bar=None) -> None:
         """Algorithm 1 over the rows of ``X`` in order, ``chunk_size`` rows at a time."""
         device = self.device_
         w = torch.as_tensor(self.iterate_, device=device).unsqueeze(0)  # (1, D)
@@ -298,6 +317,8 @@ class AOGDClassifier(ClassifierMixin, BaseEstimator):
             w = self._update(w, Z, positive, eta0 * steps, gamma0 * steps, lam, weights,
                              total if start else None)
             n_averaged += int(weights.sum()) if start else 0
+            if bar is not None:
+                bar.update(m)
         self._finish(w, total / n_averaged if n_averaged else w, n_averaged)
 
     def _update(self, w, Z, positive, eta, gamma, lam, weights, total) -> torch.Tensor:
@@ -327,8 +348,10 @@ class AOGDClassifier(ClassifierMixin, BaseEstimator):
 
     # -- validation ----------------------------------------------------------------------
     def _validate_X(self, X, *, reset: bool):
-        return validate_data(self, X, reset=reset, accept_sparse="csr",
-                             dtype=[np.float64, np.float32], ensure_min_samples=1)
+        X = validate_data(self, X, reset=reset, accept_sparse="csr",
+                          dtype=[np.float64, np.float32], ensure_min_samples=1)
+        check_magnitude(X, np.float32 if self.kernel != "linear" else np.float64)
+        return X
 
     def _encode(self, y, *, first: bool, classes=None) -> np.ndarray:
         """Labels as ``±1`` (``classes_[1]`` is +1); fits ``classes_`` on the first call."""

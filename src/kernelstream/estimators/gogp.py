@@ -17,12 +17,14 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._device import resolve_device, to_tensor
-from .._validation import Integral, Interval, Real, StrOptions
+from .._threads import resolve_n_jobs, respects_n_jobs
+from .._validation import Integral, Interval, Real, StrOptions, check_magnitude
 from ..features import KERNELS, make_feature_map, resolve_sigma
 from ..solvers.gogp import GoGPKernelState
 from ..solvers.gogp_rf import GoGPFeatureState
 from ..solvers.gp_evidence import fit_gp_hyperparameters
 from ._base import assign_parameters
+from ._progress import StreamProgress, progress_bar
 from ._rollback import unchanged_on_error
 
 __all__ = ["GoGPRegressor"]
@@ -85,8 +87,13 @@ class GoGPRegressor(RegressorMixin, BaseEstimator):
     kernel_params : dict, default=None
     random_state : int, RandomState or None
         Seeds the warm-start draws and the random features.
+    verbose : int, default=0
+        Show a progress bar (``fit``: the points; ``partial_fit``: one bar across the stream).
     device : {"cpu", "auto", "cuda"}, default="cpu"
         Updates are sequential rank-one operations, latency bound: the CPU is usually faster.
+    n_jobs : int or None, default=None
+        Threads: ``None`` is one, ``-1`` every thread the environment allows (see
+        :class:`DSGRegressor`).
 
     Attributes
     ----------
@@ -132,22 +139,25 @@ class GoGPRegressor(RegressorMixin, BaseEstimator):
         "n_epochs": [Interval(Integral, 1, None, closed="left")],
         "kernel_params": [dict, None],
         "random_state": ["random_state"],
+        "verbose": ["verbose"],
         "device": [str],
+        "n_jobs": [Integral, None],
     }
 
     def __init__(self, *, kernel="rbf", sigma="auto", noise="auto", theta="auto", variant="kernel",
                  n_components=512, solver="rls", max_inducing=1024, n_neighbors=None,
                  average=False, warm_start=0.1, n_epochs=3, kernel_params=None,
-                 random_state=None, device="cpu"):
+                 random_state=None, verbose=0, device="cpu", n_jobs=None):
         assign_parameters(self, locals())
 
     # -- public API -----------------------------------------------------------------------
+    @respects_n_jobs
     def fit(self, X, y):
         """Warm start on the first ``warm_start`` fraction, then one online pass over the rest."""
         with self._unchanged_on_error():
             self._validate_params()
             self._check_params()
-            X, y = validate_data(self, X, y, reset=True, dtype=np.float64, y_numeric=True)
+            X, y = self._validate(X, y, reset=True)
             for name in [n for n in vars(self) if n.endswith("_") and not n.startswith("__")]:
                 if name not in ("n_features_in_", "feature_names_in_"):
                     delattr(self, name)
@@ -158,13 +168,18 @@ class GoGPRegressor(RegressorMixin, BaseEstimator):
             Xt = to_tensor(X, torch.float64, self.device_)
             z = (y - self.y_offset_) / self.y_scale_
             draws = [rng.permutation(n_warm) for _ in range(self.n_epochs)] if n_warm else []
+            bar = progress_bar(self.verbose, total=n_warm * self.n_epochs + n - n_warm,
+                               desc=type(self).__name__, unit="point")
             for i in np.concatenate(draws) if draws else ():
-                self._learn(Xt[i], z[i], 1.0 / self.n_epochs, record=False)
+                self._learn(Xt[i], z[i], 1.0 / self.n_epochs, record=False, bar=bar)
             for i in range(n_warm, n):
-                self._learn(Xt[i], z[i], 1.0, record=True)
+                self._learn(Xt[i], z[i], 1.0, record=True, bar=bar)
+            if bar is not None:
+                bar.close()
             self._finish()
         return self
 
+    @respects_n_jobs
     def partial_fit(self, X, y):
         """Predict-then-learn each row in order; the first call fixes the hyper-parameters."""
         with self._unchanged_on_error():
@@ -172,15 +187,19 @@ class GoGPRegressor(RegressorMixin, BaseEstimator):
             if first:
                 self._validate_params()
                 self._check_params()
-            X, y = validate_data(self, X, y, reset=first, dtype=np.float64, y_numeric=True)
+            X, y = self._validate(X, y, reset=first)
             if first:
                 self._initialise(X, y, X.shape[0], n_total=0,
                                  rng=check_random_state(self.random_state))
             self.state_.n_total += X.shape[0]
             Xt = to_tensor(X, torch.float64, self.device_)
             z = (y - self.y_offset_) / self.y_scale_
+            if not hasattr(self, "_stream_progress"):
+                self._stream_progress = StreamProgress(type(self).__name__)
             for i in range(X.shape[0]):
                 self._learn(Xt[i], z[i], 1.0, record=True)
+            self._stream_progress.update(self.verbose, X.shape[0], inducing=self._size(),
+                                         rmse=f"{self._progressive_rmse():.4g}")
             self._finish()
         return self
 
@@ -193,17 +212,21 @@ class GoGPRegressor(RegressorMixin, BaseEstimator):
 
         save_model(self, path)
 
+    @respects_n_jobs
     def predict(self, X, return_std=False, include_noise=False):
         """Posterior mean; with ``return_std`` also the standard deviation of ``f(x)``
         (Prop. 1), or of ``y`` when ``include_noise`` (``sqrt(std² + noise_)``)."""
         check_is_fitted(self, "state_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = self._validate_rows(X)
         Xt = to_tensor(X, torch.float64, self.device_)
         if self.variant == "kernel":
             mean, var = self.state_.predict(Xt)
         else:
             mean, var = self.state_.predict(self._features(Xt))
         mean = mean.cpu().numpy() * self.y_scale_ + self.y_offset_
+        if not np.isfinite(mean).all():
+            raise FloatingPointError("GoGP predicted non-finite values: the inputs are far outside "
+                                     "the scale the model was fitted on. Standardise X.")
         if not return_std:
             return mean
         var = var.cpu().numpy() * self.y_scale_**2 + (self.noise_ if include_noise else 0.0)
@@ -215,6 +238,7 @@ class GoGPRegressor(RegressorMixin, BaseEstimator):
             raise ValueError(f"Unknown kernel {self.kernel!r}; choose one of {sorted(KERNELS)} "
                              "or register yours with kernelstream.features.register_kernel.")
         resolve_device(self.device)
+        resolve_n_jobs(self.n_jobs)
 
     def _initialise(self, X, y, n_sample, n_total, rng) -> None:
         """Hyper-parameters from the first ``n_sample`` rows, the feature map and the state."""
@@ -271,20 +295,43 @@ class GoGPRegressor(RegressorMixin, BaseEstimator):
     def _features(self, Xt: torch.Tensor) -> torch.Tensor:
         return self.feature_map_.transform(Xt, 1)                 # (n, D), φᵀφ ≈ k
 
-    def _learn(self, x: torch.Tensor, z: float, weight: float, record: bool) -> None:
+    def _validate(self, X, y, *, reset: bool):
+        """Rows and targets as float64, with squared distances that stay finite."""
+        X, y = validate_data(self, X, y, reset=reset, dtype=np.float64, y_numeric=True)
+        check_magnitude(X, np.float64)
+        return X, y
+
+    def _validate_rows(self, X):
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        check_magnitude(X, np.float64)
+        return X
+
+    def _learn(self, x: torch.Tensor, z: float, weight: float, record: bool, bar=None) -> None:
         if self.variant == "kernel":
             mean = self.state_.update(x, float(z), weight)
         else:
             mean = self.state_.update(self._features(x[None])[0], float(z), weight)
+        if not math.isfinite(mean):
+            raise FloatingPointError(
+                f"GoGP produced a non-finite prediction at point {self.state_.t}: the kernel "
+                "matrix of the inducing set is numerically singular at these hyper-parameters. "
+                "Standardise X, or set a larger noise.")
+        if bar is not None:
+            bar.update(1)
         if record:
             self._sq_sum += ((mean - z) * self.y_scale_) ** 2
             self._n_online += 1
 
+    def _size(self) -> int:
+        return self.state_.size if self.variant == "kernel" else 0
+
+    def _progressive_rmse(self) -> float:
+        return math.sqrt(self._sq_sum / self._n_online) if self._n_online else float("nan")
+
     def _finish(self) -> None:
-        self.n_inducing_ = self.state_.size if self.variant == "kernel" else 0
+        self.n_inducing_ = self._size()
         self.t_ = self.state_.t
-        self.progressive_rmse_ = (math.sqrt(self._sq_sum / self._n_online) if self._n_online
-                                  else float("nan"))
+        self.progressive_rmse_ = self._progressive_rmse()
 
     def _unchanged_on_error(self):
         """Restore every attribute, and the solver state, if the body raises."""
