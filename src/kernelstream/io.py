@@ -1,6 +1,7 @@
 """Save and load fitted models without pickle: one safetensors file, JSON metadata + tensors.
 
-For the DSG estimators the file holds the prediction coefficients ``(n_blocks, r, C)`` (float32
+For ``RandomFeatures`` the file holds no tensors, only the feature map's configuration. For the
+DSG estimators the file holds the prediction coefficients ``(n_blocks, r, C)`` (float32
 or float64) and the intercept; for ``AOGDClassifier`` the model, the last iterate and the stream
 statistics (``O(D)`` numbers); for ``GoGPRegressor`` its solver state (inducing set and its
 matrices, or the feature posterior); for ``DSGGaussianProcessRegressor`` the mean's coefficients
@@ -54,7 +55,8 @@ def _registry() -> dict:
     """Class name -> (class, its fitted attribute, pack, unpack): the only classes a file can
     name."""
     from .estimators import (AOGDClassifier, DSGClassifier, DSGDensityRatio,
-                             DSGGaussianProcessRegressor, DSGOneClass, DSGRegressor, GoGPRegressor)
+                             DSGGaussianProcessRegressor, DSGOneClass, DSGRegressor, GoGPRegressor,
+                             RandomFeatures)
 
     expansion = ("expansion_", _pack_expansion, _unpack_expansion)
     return {**{cls.__name__: (cls, *expansion)
@@ -62,7 +64,9 @@ def _registry() -> dict:
             AOGDClassifier.__name__: (AOGDClassifier, "coef_", _pack_pairwise, _unpack_pairwise),
             GoGPRegressor.__name__: (GoGPRegressor, "state_", _pack_gogp, _unpack_gogp),
             DSGGaussianProcessRegressor.__name__: (DSGGaussianProcessRegressor, "expansion_",
-                                                   _pack_gp, _unpack_gp)}
+                                                   _pack_gp, _unpack_gp),
+            RandomFeatures.__name__: (RandomFeatures, "feature_map_", _pack_features,
+                                      _unpack_features)}
 
 
 def _tensor_digest(tensors: dict[str, torch.Tensor]) -> str:
@@ -277,6 +281,16 @@ def _unpack_expansion(model, header: dict, tensors: dict, device) -> None:
                           average_start=header["average_start"])
     expansion.load_prediction_state(coef, intercept, header["step"])
     model.expansion_ = expansion
+
+
+def _pack_features(model) -> tuple[dict, dict]:
+    """RandomFeatures: no tensors, only the feature map's configuration (weights come from
+    the seed)."""
+    return {}, {"feature_map": model.feature_map_.config()}
+
+
+def _unpack_features(model, header: dict, tensors: dict, device) -> None:
+    model._set_feature_map(_feature_map(header["feature_map"]))
 
 
 def _pack_pairwise(model) -> tuple[dict, dict]:
