@@ -131,8 +131,10 @@ def test_regression_loss_on_classifier_is_refused():
 
 def test_random_features_errors():
     X = np.random.default_rng(0).normal(size=(20, 3))
-    with pytest.raises(ValueError, match="multiple of block_size"):
-        RandomFeatures(n_components=100, block_size=64).fit(X)
+    with pytest.raises(ValueError, match="block of 35 features, which kernel 'rbf_fastfood'"):
+        RandomFeatures(kernel="rbf_fastfood", n_components=99, block_size=64).fit(X)
+    with pytest.raises(ValueError, match="n_components=101 .* multiple of 2"):
+        RandomFeatures(kernel="rbf_fastfood", n_components=101).fit(X)
     rf = RandomFeatures(n_components=64).fit(X)
     with pytest.raises(ValueError, match="2 features, but RandomFeatures is expecting 3"):
         rf.transform(X[:, :2].copy())

@@ -342,3 +342,15 @@ def test_sigma_free_families_report_sigma_one(kernel, params):
 def test_families_with_a_scale_keep_their_sigma():
     for kernel, params in [("arccos", None), ("arccos2", None), ("chi2", None)]:
         assert make_feature_map(kernel, 4, 7.0, 16, 0, kernel_params=params).sigma == 7.0
+
+
+@pytest.mark.parametrize("kernel", ["chi2", "exp_chi2", "additive_chi2", "hellinger", "js"])
+def test_negative_input_error_names_the_requested_kernel(kernel):
+    """The exponentiated χ² map embeds with the additive one: its error still names the kernel
+    the user asked for (not 'additive_chi2'), and says what to do."""
+    fm = make_feature_map(kernel, 3, 1.0, 16, 0)
+    X = torch.tensor([[0.5, -1.0, 2.0]], dtype=torch.float64)
+    with pytest.raises(ValueError, match=f"kernel '{kernel}' needs non-negative.*MinMaxScaler"):
+        fm.features(X, [0])
+    with pytest.raises(ValueError, match=f"kernel '{kernel}' needs non-negative"):
+        fm.kernel(X, X.abs())

@@ -9,7 +9,9 @@ from sklearn.datasets import make_classification
 
 from kernelstream import DSGClassifier, DSGRegressor, load
 from kernelstream.datasets import synthetic_regression
-from kernelstream.io import ModelFileError
+from kernelstream.io import ModelFileError, _tensor_digest, _write_atomic
+
+DATA = os.path.join(os.path.dirname(__file__), "data")
 
 FAST = dict(batch_size=128, block_size=128, random_state=0)
 
@@ -107,13 +109,12 @@ def test_unknown_class_is_refused(saved):
     """Loading only instantiates whitelisted classes; the header cannot name arbitrary code."""
     path = saved
     from safetensors import safe_open
-    from safetensors.torch import save_file
 
     with safe_open(str(path), framework="pt") as f:
         header = json.loads(f.metadata()["kernelstream"])
         tensors = {k: f.get_tensor(k) for k in f.keys()}
     header["class"] = "os.system"
-    save_file(tensors, str(path), metadata={"kernelstream": json.dumps(header)})
+    _write_atomic(tensors, {"kernelstream": json.dumps(header)}, path)  # with a valid checksum
     with pytest.raises(ModelFileError, match="Unknown model class"):
         load(path)
 
@@ -221,3 +222,147 @@ def test_gp_round_trip_predicts_mean_std_and_samples_identically(tmp_path, varia
     np.testing.assert_array_equal(loaded.predict(Xs, return_cov=True)[1], model.predict(Xs, return_cov=True)[1])
     np.testing.assert_array_equal(loaded.sample_y(Xs, 3, random_state=1), model.sample_y(Xs, 3, random_state=1))
     assert loaded.get_params() == model.get_params() and loaded.residual_norms_ == model.residual_norms_
+
+
+# -- the whole-file checksum (format version 2) -----------------------------------------------
+def _header_length(data: bytes) -> int:
+    return int.from_bytes(data[:8], "little")
+
+
+def _edit_positions(data: bytes) -> list[int]:
+    """Every byte of the length prefix and of the safetensors JSON header (its padding and the
+    kernelstream metadata included), and 200 positions spread over the tensor data."""
+    end = 8 + _header_length(data)
+    assert data[end - 1 : end] == b" " or data[end - 1 : end] == b"}"
+    spread = np.linspace(end, len(data) - 1, min(200, len(data) - end)).astype(int)
+    return list(range(end)) + sorted(set(spread.tolist()))
+
+
+def _fitted_models():
+    from kernelstream import AOGDClassifier
+
+    X, y = make_classification(300, 5, random_state=0)
+    clf = DSGClassifier(**FAST).fit(X, y)
+    online = AOGDClassifier(n_components=64, random_state=0).partial_fit(X, y, classes=[0, 1])
+    return {"DSGClassifier": clf, "AOGDClassifier": online}
+
+
+@pytest.mark.parametrize("name", ["DSGClassifier", "AOGDClassifier"])
+def test_every_one_byte_edit_is_refused(tmp_path, name):
+    """A single changed byte anywhere (length prefix, JSON header, its padding, the kernelstream
+    metadata, the digest itself, the tensors) raises ModelFileError, never loads."""
+    model = _fitted_models()[name]
+    path = tmp_path / "m.kst"
+    model.save(path)
+    data = path.read_bytes()
+    assert b'"version\\":2' in data.replace(b" ", b"")
+    positions = _edit_positions(data)
+    assert len(positions) > 300
+    for position in positions:
+        for change in (0x01, 0x80, 0x20):
+            edited = bytearray(data)
+            edited[position] ^= change
+            path.write_bytes(bytes(edited))
+            with pytest.raises(ModelFileError, match="Re-save the model") as info:
+                load(path)
+            assert type(info.value) is ModelFileError, (position, change)
+    path.write_bytes(data)
+    assert type(load(path)) is type(model)  # the unedited file still loads
+
+
+def test_edited_seed_is_refused(tmp_path):
+    """The issue's example: a changed feature-map seed in the header no longer loads silently."""
+    model = _fitted_models()["DSGClassifier"]
+    model.save(tmp_path / "m.kst")
+    data = (tmp_path / "m.kst").read_bytes()
+    seed = str(model.seed_).encode()
+    assert data.count(seed) == 1  # stored once, in the feature map's configuration
+    (tmp_path / "m.kst").write_bytes(data.replace(seed, str(model.seed_ + 1).encode()))
+    with pytest.raises(ModelFileError, match="modified after saving"):
+        load(tmp_path / "m.kst")
+
+
+def test_checksum_is_streamed_in_chunks(tmp_path, regressor, monkeypatch):
+    import kernelstream.io as io
+
+    model, X = regressor
+    model.save(tmp_path / "m.kst")
+    monkeypatch.setattr(io, "_CHUNK_BYTES", 7)  # many chunks: the digest does not depend on them
+    np.testing.assert_array_equal(load(tmp_path / "m.kst").predict(X), model.predict(X))
+
+
+def test_fitted_attributes_come_from_the_feature_map(tmp_path, regressor):
+    model, X = regressor
+    model.save(tmp_path / "m.kst")
+    loaded = load(tmp_path / "m.kst")
+    fm = loaded.expansion_.feature_map
+    assert (loaded.seed_, loaded.sigma_, loaded.n_features_in_) == (fm.seed, fm.sigma, fm.n_features_in)
+    assert (loaded.seed_, loaded.sigma_) == (model.seed_, model.sigma_)
+
+
+# -- format version 1 --------------------------------------------------------------------------
+def test_version_1_file_loads_with_a_warning():
+    """A file written by format version 1 (tests/data, saved before version 2) still predicts
+    identically, and warns that only its tensors are checksummed."""
+    with pytest.warns(UserWarning, match="format version 1.*save it again"):
+        loaded = load(os.path.join(DATA, "model_format_v1.kst"))
+    with np.load(os.path.join(DATA, "model_format_v1.npz")) as expected:
+        np.testing.assert_array_equal(loaded.predict(expected["X"]), expected["y_pred"])
+
+
+def _as_version_1(path, edit=lambda header: None):
+    """Rewrite a saved model as a format version 1 file (tensor-only digest)."""
+    from safetensors import safe_open
+    from safetensors.torch import save_file
+
+    with safe_open(str(path), framework="pt") as f:
+        header = json.loads(f.metadata()["kernelstream"])
+        tensors = {k: f.get_tensor(k) for k in f.keys()}
+    header.update(version=1, sha256=_tensor_digest(tensors))
+    edit(header)
+    save_file(tensors, str(path), metadata={"kernelstream": json.dumps(header)})
+
+
+def test_version_1_seed_agrees_with_the_feature_map(tmp_path, regressor):
+    """In an edited version 1 file, seed_ reports the seed that predicts, not a stale copy."""
+    model, X = regressor
+    model.save(tmp_path / "m.kst")
+
+    def edit(header):
+        header["fitted"]["seed_"] = model.seed_
+        header["feature_map"]["seed"] = model.seed_ + 1
+
+    _as_version_1(tmp_path / "m.kst", edit)
+    with pytest.warns(UserWarning, match="format version 1"):
+        loaded = load(tmp_path / "m.kst")
+    assert loaded.seed_ == loaded.expansion_.feature_map.seed == model.seed_ + 1
+
+
+def test_version_1_edited_tensors_are_refused(tmp_path, regressor):
+    regressor[0].save(tmp_path / "m.kst")
+    _as_version_1(tmp_path / "m.kst")
+    data = bytearray((tmp_path / "m.kst").read_bytes())
+    data[-5] ^= 0xFF
+    (tmp_path / "m.kst").write_bytes(bytes(data))
+    with pytest.raises(ModelFileError, match="modified after saving"):
+        load(tmp_path / "m.kst")
+
+
+# -- atomic save ---------------------------------------------------------------------------------
+def test_save_is_atomic(tmp_path, regressor, monkeypatch):
+    """A save that fails midway leaves the previous file intact and no temporary file."""
+    import safetensors.torch
+
+    model, X = regressor
+    model.save(tmp_path / "m.kst")
+    before = (tmp_path / "m.kst").read_bytes()
+
+    def fail(tensors, filename, metadata=None):
+        open(filename, "wb").write(b"partial")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(safetensors.torch, "save_file", fail)
+    with pytest.raises(OSError, match="disk full"):
+        model.save(tmp_path / "m.kst")
+    assert (tmp_path / "m.kst").read_bytes() == before
+    assert os.listdir(tmp_path) == ["m.kst"]

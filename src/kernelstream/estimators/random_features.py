@@ -2,29 +2,31 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import torch
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._device import resolve_device, to_numpy, to_tensor
 from .._validation import Integral, Interval, Real, StrOptions
-from ..features import KERNELS, make_feature_map, resolve_sigma
+from ..features import FeatureMap, kernel_class, make_feature_map, resolve_sigma
+from ..features.additive import check_non_negative
 from ._base import assign_parameters
-from ._kernel_param import KernelParameter
 
 __all__ = ["RandomFeatures"]
 
+_ROWS_PER_CHUNK = 4096  # transform evaluates this many rows at a time
 
-class RandomFeatures(TransformerMixin, BaseEstimator):
+
+class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Random features ``Φ(x)`` with ``Φ(x)ᵀΦ(y) ≈ k(x, y)``, drawn in seeded blocks.
 
     The same blocks (a pure function of ``(random_state, j)``) that the DSG estimators
-    regenerate; ``n_components`` features are ``n_components / block_size`` blocks, concatenated
-    and scaled by ``1/sqrt(n_blocks)``.
+    regenerate. ``n_components`` features are ``⌊n_components / block_size⌋`` blocks of
+    ``block_size`` features plus, when it does not divide, one last block of the remainder
+    (drawn as block number ``⌊n_components / block_size⌋`` at that size); block ``j`` of ``r_j``
+    features is scaled by ``sqrt(r_j / n_components)``, so that ``E[Φ(x)ᵀΦ(y)] = k(x, y)``.
 
     Parameters
     ----------
@@ -38,7 +40,8 @@ class RandomFeatures(TransformerMixin, BaseEstimator):
         Multiplier of the median heuristic (ignored when ``sigma`` is a number).
     kernel_params : dict, default=None
     block_size : int, default=None
-        Features per block; ``None`` uses ``gcd(n_components, 1024)``.
+        Features per block; ``None`` draws all ``n_components`` features as one block (the
+        structured and sketched families are most accurate with the largest blocks).
     random_state : int, RandomState or None
     device : {"auto", "cpu", "cuda"}, default="cpu"
 
@@ -48,6 +51,8 @@ class RandomFeatures(TransformerMixin, BaseEstimator):
     sigma_ : float
     seed_ : int
     n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when ``X`` has string column names (a pandas DataFrame).
 
     Examples
     --------
@@ -56,8 +61,10 @@ class RandomFeatures(TransformerMixin, BaseEstimator):
     >>> X = np.random.default_rng(0).normal(size=(100, 3))
     >>> rf = RandomFeatures(n_components=4096, sigma=2.0, random_state=0).fit(X)
     >>> Z = rf.transform(X)
-    >>> bool(np.abs(Z @ Z.T - rf.kernel(X, X)).max() < 0.1)
+    >>> bool(np.abs(Z @ Z.T - rf.kernel_matrix(X, X)).max() < 0.1)
     True
+    >>> rf.get_feature_names_out()[:2].tolist()
+    ['randomfeatures0', 'randomfeatures1']
     """
 
     _parameter_constraints = {
@@ -76,47 +83,103 @@ class RandomFeatures(TransformerMixin, BaseEstimator):
         assign_parameters(self, locals())
 
     def fit(self, X, y=None):
-        """Resolve the bandwidth from ``X`` and fix the seed; no weights are stored."""
+        """Resolve the bandwidth from ``X`` and fix the seed; no weights are stored.
+
+        Raises
+        ------
+        ValueError
+            If the kernel is unknown, a block size does not suit it, or ``X`` has negative
+            entries for a kernel on histograms (``"chi2"``, ``"additive_chi2"``, ...).
+        """
         self._validate_params()
-        if self.kernel not in KERNELS:
-            raise ValueError(f"Unknown kernel {self.kernel!r}; choose one of {sorted(KERNELS)}.")
-        block_size = self.block_size or math.gcd(self.n_components, 1024)
-        if self.n_components % block_size:
-            raise ValueError(f"n_components={self.n_components} must be a multiple of "
-                             f"block_size={block_size}.")
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32])
+        kernel_class(self.kernel)  # an unknown name fails here, with the registered names
+        X = self._check_input(validate_data(self, X, accept_sparse="csr",
+                                            dtype=[np.float64, np.float32]))
         seed = int(check_random_state(self.random_state).randint(0, 2**63 - 1, dtype=np.int64))
-        feature_map = make_feature_map(self.kernel, X.shape[1], 1.0, block_size, seed,
-                                       kernel_params=self.kernel_params)
+        feature_map = self._make_map(X.shape[1], self.block_size or self.n_components, seed)
         feature_map.sigma = resolve_sigma(self.sigma, X, type(feature_map).distance,
                                           self.sigma_scale, seed=seed % 2**32)
+        self._set_feature_map(feature_map)
         self.device_ = resolve_device(self.device)
-        self.feature_map_, self.sigma_, self.seed_ = feature_map, feature_map.sigma, seed
-        self.n_blocks_ = self.n_components // block_size
         return self
+
+    def _check_input(self, X):
+        """``X`` unchanged; an error naming ``kernel`` if it is for histograms and ``X`` has a
+        negative entry (at ``fit``, not at the first ``transform``)."""
+        if kernel_class(self.kernel).non_negative:
+            check_non_negative(X, self.kernel)
+        return X
+
+    def _make_map(self, n_features_in: int, block_size: int, seed: int) -> FeatureMap:
+        """The registered family at ``block_size``, with an error saying which size is wrong."""
+        try:
+            return make_feature_map(self.kernel, n_features_in, 1.0, block_size, seed,
+                                    kernel_params=self.kernel_params)
+        except ValueError as exc:
+            if "block_size" not in str(exc):
+                raise
+            raise ValueError(f"n_components={self.n_components} with block_size="
+                             f"{self.block_size} needs a block of {block_size} features, which "
+                             f"kernel {self.kernel!r} cannot draw ({exc}). Choose n_components "
+                             "(and block_size) accordingly.") from None
+
+    def _set_feature_map(self, feature_map: FeatureMap) -> None:
+        """Fitted state of ``feature_map`` (from ``fit`` or a model file): the map, the map of
+        the last, smaller block when the block size does not divide ``n_components``, and the
+        attributes read from them (``seed_``, ``sigma_``)."""
+        r = feature_map.block_size
+        n_full, rest = divmod(self.n_components, r)
+        self._tail_map = None
+        if rest:
+            self._tail_map = self._make_map(feature_map.n_features_in, rest, feature_map.seed)
+            self._tail_map.sigma = feature_map.sigma
+        self.feature_map_, self._n_full_blocks = feature_map, n_full
+        self.sigma_, self.seed_ = feature_map.sigma, feature_map.seed
+        self._n_features_out = self.n_components
 
     def transform(self, X):
         """``Φ(X)``, shape ``(n, n_components)``, in the dtype of ``X`` (float32 or float64)."""
         check_is_fitted(self, "feature_map_")
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        X = self._check_input(validate_data(self, X, accept_sparse="csr",
+                                            dtype=[np.float64, np.float32], reset=False))
         dtype = torch.float32 if X.dtype == np.float32 else torch.float64
         out = np.empty((X.shape[0], self.n_components), dtype=X.dtype)
-        step = 4096
-        for i in range(0, X.shape[0], step):
-            rows = to_tensor(X[i : i + step], dtype, self.device_)
-            out[i : i + step] = to_numpy(self.feature_map_.transform(rows, self.n_blocks_))
+        for i in range(0, X.shape[0], _ROWS_PER_CHUNK):
+            rows = to_tensor(X[i : i + _ROWS_PER_CHUNK], dtype, self.device_)
+            out[i : i + _ROWS_PER_CHUNK] = to_numpy(self._features(rows))
         return out
 
-    kernel = KernelParameter()
+    def _features(self, rows: torch.Tensor) -> torch.Tensor:
+        """The blocks of ``rows`` concatenated, block ``j`` of ``r_j`` features times
+        ``sqrt(r_j / n_components)``."""
+        fm, n_full, D = self.feature_map_, self._n_full_blocks, self.n_components
+        if self._tail_map is None:
+            return fm.transform(rows, n_full)  # times n_full^(-1/2)
+        parts = [self._tail_map.features(rows, [n_full]).reshape(rows.shape[0], -1)
+                 * (self._tail_map.block_size / D) ** 0.5]
+        if n_full:
+            parts.insert(0, fm.features(rows, range(n_full)).reshape(rows.shape[0], -1)
+                         * (fm.block_size / D) ** 0.5)
+        return torch.cat(parts, dim=1)
 
-    def _kernel_matrix(self, X, Y=None):
-        """The exact kernel matrix ``k(X, Y)`` (``Y = X`` when omitted); called as ``kernel(X, Y)``."""
+    def kernel_matrix(self, X, Y=None):
+        """The exact kernel matrix ``k(X, Y)``, ``(n, m)`` (``Y = X`` when omitted), in float64.
+
+        The kernel the features approximate, with the fitted bandwidth ``sigma_``.
+        """
         check_is_fitted(self, "feature_map_")
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
         Y = X if Y is None else validate_data(self, Y, accept_sparse="csr", dtype=np.float64, reset=False)
         K = self.feature_map_.kernel(to_tensor(X, torch.float64, self.device_),
                                      to_tensor(Y, torch.float64, self.device_))
         return to_numpy(K)
+
+    def save(self, path) -> None:
+        """Save to one safetensors file (the configuration and seed: no weights, which are
+        regenerated from the seed). Load it with :func:`kernelstream.load`."""
+        from ..io import save_model
+
+        save_model(self, path)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

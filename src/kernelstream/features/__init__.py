@@ -157,6 +157,8 @@ def make_feature_map(name: str, n_features_in: int, sigma: float, block_size: in
     cls = kernel_class(name)
     params = {**KERNELS[name][1], **(kernel_params or {})}
     try:
-        return cls(n_features_in, sigma, block_size, seed, **params, **kw)
+        feature_map = cls(n_features_in, sigma, block_size, seed, **params, **kw)
     except TypeError as exc:
         raise ValueError(f"Bad kernel_params {kernel_params!r} for kernel {name!r}: {exc}") from exc
+    feature_map.alias = name  # its errors name the kernel the user asked for
+    return feature_map

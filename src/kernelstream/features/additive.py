@@ -54,14 +54,17 @@ __all__ = ["AdditiveChi2", "ExpChi2", "Hellinger", "Intersection", "JensenShanno
 _ROW_CHUNK_ELEMENTS = 2**22  # bounds the (rows, m, d) temporaries of the exact kernels
 
 
-def check_non_negative(X: torch.Tensor, kernel: str) -> None:
-    """Raise a ValueError when ``X`` has a negative entry (the kernels are for histograms)."""
-    negative = X < 0
+def check_non_negative(X, kernel: str) -> None:
+    """Raise a ValueError naming ``kernel`` when ``X`` (a tensor, array or sparse matrix) has a
+    negative entry: the χ² family and the additive kernels are for histograms."""
+    values = X.data if hasattr(X, "tocsr") else X  # sparse: its stored entries
+    negative = values < 0
     if bool(negative.any()):
         raise ValueError(
-            f"kernel {kernel!r} is defined on non-negative inputs (histograms), but X has "
-            f"{int(negative.sum())} negative entries (min {float(X.min()):.4g}). Shift or "
-            "rescale the features to be non-negative, or use a kernel such as 'rbf'."
+            f"kernel {kernel!r} needs non-negative features (such as histograms), but X has "
+            f"{int(negative.sum())} negative entries (min {float(values.min()):.4g}). Rescale "
+            "the features to be non-negative (e.g. with sklearn.preprocessing.MinMaxScaler), "
+            "or use a kernel such as 'rbf'."
         )
 
 
@@ -83,6 +86,7 @@ class _AdditiveVZ(FeatureMap):
         Sample interval ``L`` of the spectrum; ``None`` uses the kernel's fitted default.
     """
 
+    non_negative = True
     #: (L₁, a): default interval L = L₁ · order^(−a)
     default_interval: ClassVar[tuple[float, float]] = (0.6, 0.25)
 
@@ -125,13 +129,13 @@ class _AdditiveVZ(FeatureMap):
         return self.n_features_in * (2 * self.order + 1)  # m = d(2n + 1)
 
     def kernel(self, X, Y):
-        check_non_negative(X, self.name)
-        check_non_negative(Y, self.name)
+        check_non_negative(X, self.requested_name)
+        check_non_negative(Y, self.requested_name)
         return _pairwise_sum(self.term, X, Y)
 
     def embed(self, X: torch.Tensor) -> torch.Tensor:
         """All ``m`` VZ features of ``X``, ``(n, m)``, coordinate-major."""
-        check_non_negative(X, self.name)
+        check_non_negative(X, self.requested_name)
         L, n = self.interval, self.order
         kappa = self.spectrum(L * np.arange(n + 1))
         w0 = math.sqrt(L * kappa[0])
@@ -228,7 +232,7 @@ class Hellinger(_AdditiveVZ):
         return self.n_features_in
 
     def embed(self, X):
-        check_non_negative(X, self.name)
+        check_non_negative(X, self.requested_name)
         return X.sqrt()
 
     @staticmethod
@@ -255,6 +259,7 @@ class ExpChi2(_Fourier):
     """
 
     name = "chi2"
+    non_negative = True
 
     def __init__(self, n_features_in, sigma=1.0, block_size=256, seed=0, *, gamma=None,
                  order=2, interval=None, **kw):
@@ -275,8 +280,8 @@ class ExpChi2(_Fourier):
         return self.embedding.embedding_dim, super()._shape()[1]
 
     def kernel(self, X, Y):
-        check_non_negative(X, self.name)
-        check_non_negative(Y, self.name)
+        check_non_negative(X, self.requested_name)
+        check_non_negative(Y, self.requested_name)
 
         def term(x, y):  # (x − y)² / (x + y), 0 when x = y = 0
             s = x + y
@@ -289,4 +294,5 @@ class ExpChi2(_Fourier):
         return self._with_phases(W, block)
 
     def _features(self, X, params):
+        check_non_negative(X, self.requested_name)  # (the embedding's check names additive_chi2)
         return fourier_features(self.embedding.embed(X), params)

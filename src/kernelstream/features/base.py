@@ -55,6 +55,11 @@ class FeatureMap(ABC):
     block_multiple: ClassVar[int] = 1
     #: ``k(x, x) = 1`` for every x (shift-invariant kernels); else it depends on x
     unit_diagonal: ClassVar[bool] = False
+    #: defined on non-negative inputs only (histograms: the χ² and additive families)
+    non_negative: ClassVar[bool] = False
+    #: the registered name this map was made under (an alias such as "exp_chi2"), for messages;
+    #: ``None`` means :attr:`name`
+    alias: str | None = None
 
     def __init__(
         self,
@@ -79,6 +84,11 @@ class FeatureMap(ABC):
         self.cache_bytes = int(cache_bytes)
         self._cache: dict[tuple, torch.Tensor] = {}
         self._cached_bytes = 0
+
+    @property
+    def requested_name(self) -> str:
+        """The kernel name the user asked for (``alias``, else ``name``), for error messages."""
+        return self.alias or self.name
 
     # -- the contract ------------------------------------------------------------------
     @abstractmethod
