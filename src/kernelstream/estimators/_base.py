@@ -22,7 +22,8 @@ from .._threads import resolve_n_jobs, respects_n_jobs
 from .._validation import (Integral, Interval, Real, StrOptions, check_magnitude,
                            check_sample_weight_values)
 from ..expansion import Expansion
-from ..features import KERNELS, make_feature_map, resolve_sigma
+from ..features import KERNELS, kernel_class, make_feature_map, resolve_sigma
+from ..features.additive import check_non_negative
 from ..schedules import make_schedule
 from ..solvers import DSGConfig, dsg_step
 from ._progress import StreamProgress, progress_bar
@@ -111,6 +112,8 @@ class DSGBase(BaseEstimator):
         X = validate_data(self, X, reset=reset, accept_sparse="csr",
                           dtype=[np.float64, np.float32], ensure_min_samples=1)
         check_magnitude(X, np.float32 if self.dtype == "float32" else np.float64)
+        if kernel_class(self.kernel).non_negative:
+            check_non_negative(X, self.kernel)
         return X
 
     def _validate_sample_weight(self, sample_weight, X) -> np.ndarray:

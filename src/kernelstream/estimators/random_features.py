@@ -9,6 +9,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._device import resolve_device, to_numpy, to_tensor
+from .._threads import respects_n_jobs
 from .._validation import Integral, Interval, Real, StrOptions
 from ..features import FeatureMap, kernel_class, make_feature_map, resolve_sigma
 from ..features.additive import check_non_negative
@@ -44,6 +45,9 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         structured and sketched families are most accurate with the largest blocks).
     random_state : int, RandomState or None
     device : {"auto", "cpu", "cuda"}, default="cpu"
+    n_jobs : int or None, default=None
+        Threads: ``None`` is one, ``-1`` every thread the environment allows (see
+        :class:`DSGRegressor`).
 
     Attributes
     ----------
@@ -76,12 +80,15 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         "block_size": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
         "device": [str],
+        "n_jobs": [Integral, None],
     }
 
     def __init__(self, *, kernel="rbf", n_components=256, sigma="median", sigma_scale=1.0,
-                 kernel_params=None, block_size=None, random_state=None, device="cpu"):
+                 kernel_params=None, block_size=None, random_state=None, device="cpu",
+                 n_jobs=None):
         assign_parameters(self, locals())
 
+    @respects_n_jobs
     def fit(self, X, y=None):
         """Resolve the bandwidth from ``X`` and fix the seed; no weights are stored.
 
@@ -137,6 +144,7 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         self.sigma_, self.seed_ = feature_map.sigma, feature_map.seed
         self._n_features_out = self.n_components
 
+    @respects_n_jobs
     def transform(self, X):
         """``Φ(X)``, shape ``(n, n_components)``, in the dtype of ``X`` (float32 or float64)."""
         check_is_fitted(self, "feature_map_")
@@ -162,6 +170,7 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
                          * (fm.block_size / D) ** 0.5)
         return torch.cat(parts, dim=1)
 
+    @respects_n_jobs
     def kernel_matrix(self, X, Y=None):
         """The exact kernel matrix ``k(X, Y)``, ``(n, m)`` (``Y = X`` when omitted), in float64.
 
