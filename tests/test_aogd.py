@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 import torch
 from sklearn.datasets import make_classification, make_moons
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from kernelstream import AOGDClassifier
 from kernelstream.solvers.pairwise import (PairwiseState, aogd_chunk, chunk_update,
@@ -13,15 +12,6 @@ from kernelstream.solvers.pairwise import (PairwiseState, aogd_chunk, chunk_upda
 from conftest import shared_dataset
 
 SMALL = dict(n_components=64, random_state=0)
-
-
-# -- scikit-learn conformance ------------------------------------------------------------------
-@parametrize_with_checks(
-    [AOGDClassifier(**SMALL), AOGDClassifier(kernel="linear", loss="hinge", random_state=0)],
-    expected_failed_checks=lambda est: {},
-)
-def test_sklearn_compatible(estimator, check):
-    check(estimator)
 
 
 # -- the solver against a plain per-example loop (Algorithm 1 as printed) ---------------------

@@ -1,40 +1,37 @@
-"""scikit-learn conformance: parametrize_with_checks over every estimator, with reasons for xfails."""
+"""scikit-learn conformance of every public estimator, with the failures each one declares.
 
+``kernelstream.conformance.expected_failed_checks`` is the single source of the expected
+failures: a user's own ``check_estimator`` run with it agrees with this test.
+"""
+
+import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from kernelstream import DSGClassifier, DSGOneClass, DSGRegressor, RandomFeatures
+from kernelstream import (AOGDClassifier, DSGClassifier, DSGOneClass, DSGRegressor,
+                          GoGPRegressor, RandomFeatures)
+from kernelstream.conformance import expected_failed_checks
 
 # small, fast settings: the checks fit dozens of times on tiny data
 SMALL = dict(batch_size=64, block_size=64, max_iter=3, random_state=0)
 
-STOCHASTIC_WEIGHTS = (
-    "Mini-batch SGD: a weight-2 row is one term of its batch, a repeated row is two rows that "
-    "can fall in different batches and change the number of steps; equivalence holds only in "
-    "expectation (scikit-learn's SGD estimators xfail this check too)."
-)
-FLOAT32_SUBSETS = (
-    "float32 GEMM results depend on the number of rows in the call at the 1e-7 level; "
-    "predictions on subsets agree to float32 tolerance (tested in test_estimators.py)."
-)
-
-
-def expected_failed_checks(estimator):
-    if isinstance(estimator, RandomFeatures):
-        return {}
-    return {
-        "check_sample_weight_equivalence_on_dense_data": STOCHASTIC_WEIGHTS,
-        "check_sample_weight_equivalence_on_sparse_data": STOCHASTIC_WEIGHTS,
-        "check_methods_subset_invariance": FLOAT32_SUBSETS,
-        "check_methods_sample_order_invariance": FLOAT32_SUBSETS,
-    }
+ESTIMATORS = [
+    DSGRegressor(**SMALL), DSGClassifier(**SMALL), DSGClassifier(loss="hinge", **SMALL),
+    DSGOneClass(**SMALL), RandomFeatures(n_components=64, random_state=0),
+    GoGPRegressor(random_state=0),
+    GoGPRegressor(variant="random_features", n_components=32, random_state=0),
+    GoGPRegressor(solver="sgd", max_inducing=20, random_state=0),
+    AOGDClassifier(n_components=64, random_state=0),
+    AOGDClassifier(kernel="linear", loss="hinge", random_state=0),
+]
 
 
 # DSGDensityRatio.fit(X_p, X_q) takes two samples, not (X, y): outside the estimator contract.
-@parametrize_with_checks(
-    [DSGRegressor(**SMALL), DSGClassifier(**SMALL), DSGClassifier(loss="hinge", **SMALL),
-     DSGOneClass(batch_size=64, block_size=64, max_iter=3, random_state=0),
-     RandomFeatures(n_components=64, random_state=0)],
-    expected_failed_checks=expected_failed_checks,
-)
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failed_checks)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: type(e).__name__)
+def test_expected_failures_are_declared_with_a_reason(estimator):
+    for name, reason in expected_failed_checks(estimator).items():
+        assert name.startswith("check_") and len(reason) > 40

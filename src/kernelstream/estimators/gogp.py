@@ -333,6 +333,15 @@ class GoGPRegressor(RegressorMixin, BaseEstimator):
         self.t_ = self.state_.t
         self.progressive_rmse_ = self._progressive_rmse()
 
+    def _expected_failed_checks(self) -> dict[str, str]:
+        """scikit-learn checks this estimator fails by design (:mod:`kernelstream.conformance`)."""
+        if self.solver != "sgd":
+            return {}
+        return {"check_regressors_train": (
+            "solver='sgd' is the paper's literal step 2α/(λt) with λ = 2s²/N: on small noise it "
+            "overshoots by ~N/s² and only the ball bounds it (benchmarks/results/gogp.md); its "
+            "scores fail scikit-learn's sanity threshold.")}
+
     def _unchanged_on_error(self):
         """Restore every attribute, and the solver state, if the body raises."""
         return unchanged_on_error(self, ("state_",))
