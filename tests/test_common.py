@@ -2,7 +2,8 @@
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from kernelstream import DSGClassifier, DSGOneClass, DSGRegressor, RandomFeatures
+from kernelstream import (DSGClassifier, DSGGaussianProcessRegressor, DSGOneClass, DSGRegressor,
+                         RandomFeatures)
 
 # small, fast settings: the checks fit dozens of times on tiny data
 SMALL = dict(batch_size=64, block_size=64, max_iter=3, random_state=0)
@@ -19,7 +20,8 @@ FLOAT32_SUBSETS = (
 
 
 def expected_failed_checks(estimator):
-    if isinstance(estimator, RandomFeatures):
+    # the GP fits in float32 but predicts in float64: no row-count dependence, no sample weights
+    if isinstance(estimator, (RandomFeatures, DSGGaussianProcessRegressor)):
         return {}
     return {
         "check_sample_weight_equivalence_on_dense_data": STOCHASTIC_WEIGHTS,
@@ -33,7 +35,8 @@ def expected_failed_checks(estimator):
 @parametrize_with_checks(
     [DSGRegressor(**SMALL), DSGClassifier(**SMALL), DSGClassifier(loss="hinge", **SMALL),
      DSGOneClass(batch_size=64, block_size=64, max_iter=3, random_state=0),
-     RandomFeatures(n_components=64, random_state=0)],
+     RandomFeatures(n_components=64, random_state=0),
+     DSGGaussianProcessRegressor(block_size=64, max_iter=8, evidence_size=100, random_state=0)],
     expected_failed_checks=expected_failed_checks,
 )
 def test_sklearn_compatible(estimator, check):

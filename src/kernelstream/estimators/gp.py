@@ -334,6 +334,8 @@ class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
         offset = Y.mean(axis=0) if self.normalize_y else np.zeros(Y.shape[1])
         std = Y.std(axis=0)
         spread = float(np.mean(np.where(std > 0, std, 1.0))) if self.normalize_y else 1.0
+        _check_finite(np.r_[offset, spread], "mean or scale of y",
+                      "y is too large to standardise; divide y by a constant")
         start = "median" if isinstance(self.sigma, str) else self.sigma
         sigma = resolve_sigma(start, X, type(fm).distance, self.sigma_scale,
                               seed=self.seed_ % 2**32)
@@ -345,9 +347,9 @@ class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
             hp = fit_gp_hyperparameters_coarse_to_fine(
                 kernel_of_sigma(fm), torch.as_tensor(X[rows]), Z, sigma0=sigma,
                 fit_sigma=fit_sigma, noise0=noise, fit_noise=fit_noise)
-            sigma, amplitude, noise = hp.sigma, hp.amplitude, hp.noise
-        if fit_noise:
-            noise = max(noise, MIN_NOISE * amplitude)
+            sigma = hp.sigma
+            if fit_noise:  # a given noise stays exactly that number, with a = 1
+                amplitude, noise = hp.amplitude, max(hp.noise, MIN_NOISE * hp.amplitude)
         fm.sigma = self.sigma_ = float(sigma)
         self.y_offset_ = offset
         self.y_scale_ = spread * math.sqrt(amplitude)  # internal prior: unit amplitude
@@ -531,14 +533,15 @@ class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
         return tags
 
 
-def _check_finite(values, what: str) -> None:
-    """Never return non-finite numbers silently."""
+_FINITE_ADVICE = ("overflow in the kernel or the solves. Standardise X (e.g. StandardScaler), "
+                  "use noise='auto' or a larger noise, or set dtype='float64'")
+
+
+def _check_finite(values, what: str, advice: str = _FINITE_ADVICE) -> None:
+    """Never return non-finite numbers silently: ``FloatingPointError`` naming the fix."""
     finite = torch.isfinite(values).all() if torch.is_tensor(values) else np.isfinite(values).all()
     if not bool(finite):
-        raise FloatingPointError(
-            f"The GP's {what} is not finite (overflow in the kernel or the solves). Standardise "
-            "X (e.g. StandardScaler), use noise='auto' or a larger noise, or set "
-            "dtype='float64'.")
+        raise FloatingPointError(f"The GP's {what} is not finite: {advice}.")
 
 
 def _available_memory(device: torch.device) -> int:
