@@ -49,7 +49,8 @@ class LandmarkVariance:
         return b, c
 
     def variance(self, fm: FeatureMap, X: torch.Tensor) -> torch.Tensor:
-        """``v(x) = max(k(x, x) − ‖b‖², 0) + s²‖c‖²`` in row chunks (memory ``8·M·2^22/M``)."""
+        """``v(x) = max(k(x, x) − ‖b‖², 0) + s²‖c‖²`` in row chunks of ``2^22/M`` rows
+        (``b`` and ``c``: 64 MiB)."""
         rows = max(1, _CHUNK_ELEMENTS // self.landmarks.shape[0])
         out = []
         for i in range(0, X.shape[0], rows):
@@ -76,9 +77,11 @@ def dual_fit_bytes(n: int, n_targets: int, n_landmarks: int, block_size: int, n_
 
 
 def operator_bytes(n_features: int) -> int:
-    """Route (b): ``16·D²`` (the Gram ``ΦᵀΦ`` and its Cholesky factor, float64) plus a
-    ``2^24``-number chunk of features while it is summed."""
-    return 16 * n_features**2 + 8 * 2**24
+    """Route (b): ``32·D²`` — the Gram ``ΦᵀΦ``, its Cholesky factor and the factorisation's
+    working copy (``3·8·D²``) with a margin — plus a ``2^24``-number chunk of features. At
+    ``D = 8192``: 2.3 GB planned, 1.95 GB measured (peak RSS over the process before the fit,
+    3,000 abalone rows)."""
+    return 32 * n_features**2 + 8 * 2**24
 
 
 def landmark_bytes(n_landmarks: int) -> int:
