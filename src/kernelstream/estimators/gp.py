@@ -64,14 +64,17 @@ class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
       (:mod:`kernelstream.solvers.gp_variance`): any test point later, ``16·M²`` bytes kept
       (16 MiB at ``M = 1024``), 64 MiB per prediction chunk. Exact when the landmarks span
       the kernel's effective dimension, larger (conservative) otherwise: 3.9% from the exact
-      variance at ``M = 1024`` on the paper's narrow-bandwidth set.
+      variance at ``M = 1024`` on the paper's narrow-bandwidth set, but 127% at ``M = 512``
+      (``benchmarks/research/gp_landmark_operator.py``) — raise ``n_landmarks`` for narrow
+      kernels.
     - ``variance_method="operator"`` (route (b)): the posterior operator over the first
       ``n_operator_features`` random features, ``v(x) = s² ψᵀ(ΦᵀΦ + s²I)⁻¹ψ + (k(x,x) − ψᵀψ)``,
       accumulated over row chunks: ``32·D²`` bytes planned (the Gram, its factor and the
       factorisation's copy; 1.95 GB measured at ``D = 8192`` on 3,000 rows) plus a 128 MiB
-      chunk, ``16·D²`` kept after the fit (about 1 GiB), any test point later. Its error is that of a ``D``-feature
-      kernel and does not fall with more steps: on the paper's narrow-bandwidth 2-D set it is
-      13.6% at ``D = 8192`` (``benchmarks/results/gp.md``) and 3.6% at ``D = 32768``.
+      chunk; the factor, ``8·D²`` (512 MiB at ``D = 8192``), is kept for any test point later.
+      Its error is that of a ``D``-feature kernel and does not fall with more steps: on the
+      paper's narrow-bandwidth 2-D set it is 13.6% at ``D = 8192``
+      (``benchmarks/results/gp.md``) and 3.6% at ``D = 32768``.
     - ``variance_method="auto"`` (default): ``"targets"`` when ``X_variance`` is given to
       ``fit``, else ``"landmarks"``.
 
@@ -114,7 +117,7 @@ class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
         Nyström landmarks ``M`` of the preconditioner and of the landmark variance (memory
         ``24·n·M`` bytes while fitting).
     n_operator_features : int, default=8192
-        ``D`` of route (b) (memory ``32 D²`` bytes while fitting, ``16 D²`` after).
+        ``D`` of route (b) (memory ``32 D²`` bytes while fitting, ``8 D²`` after).
     normalize_y : bool, default=True
         Centre and scale ``y`` before fitting (the prior is then on the standardised targets;
         ``noise`` stays in units of ``y²``).
