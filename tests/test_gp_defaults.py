@@ -112,6 +112,7 @@ def test_linear_algebra_failures_are_clear_value_errors(sine, X_scale):
         DSGGaussianProcessRegressor(**SMALL).fit(X * X_scale, y)
 
 
+@pytest.mark.filterwarnings("ignore:overflow encountered")
 def test_non_finite_results_are_never_returned(sine):
     X, y, _, _ = sine
     with pytest.raises(FloatingPointError, match="divide y"):

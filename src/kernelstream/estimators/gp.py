@@ -315,12 +315,12 @@ class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
         self._y_1d = y.ndim == 1
         Y = y.reshape(len(y), -1)
         self.n_outputs_ = Y.shape[1]
-        self._set_hyperparameters(X, Y)
         route = self.variance_method
         if route == "auto":
             route = "targets" if X_variance is not None else "landmarks"
         self.variance_method_ = route
         self._check_fit_memory(X.shape[0], 0 if X_variance is None else X_variance.shape[0])
+        self._set_hyperparameters(X, Y)
         try:
             self._solve(X, Y, X_variance)
         except torch.linalg.LinAlgError as exc:
