@@ -52,7 +52,8 @@ def fit_one(method: str, log2_n: int, mean_file: str) -> dict:
     else:
         from kernelstream import DSGGaussianProcessRegressor
 
-        model = DSGGaussianProcessRegressor(sigma=sigma, noise=NOISE, random_state=0).fit(X, y)
+        model = DSGGaussianProcessRegressor(sigma=sigma, noise=NOISE, normalize_y=False,
+                                            random_state=0).fit(X, y)
     seconds = time.perf_counter() - start
     mean = model.predict(X_test)
     np.save(mean_file, mean)

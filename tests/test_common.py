@@ -7,8 +7,8 @@ failures: a user's own ``check_estimator`` run with it agrees with this test.
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from kernelstream import (AOGDClassifier, DSGClassifier, DSGOneClass, DSGRegressor,
-                          GoGPRegressor, RandomFeatures)
+from kernelstream import (AOGDClassifier, DSGClassifier, DSGGaussianProcessRegressor,
+                          DSGOneClass, DSGRegressor, GoGPRegressor, RandomFeatures)
 from kernelstream.conformance import expected_failed_checks
 
 # small, fast settings: the checks fit dozens of times on tiny data
@@ -22,6 +22,7 @@ ESTIMATORS = [
     GoGPRegressor(solver="sgd", max_inducing=20, random_state=0),
     AOGDClassifier(n_components=64, random_state=0),
     AOGDClassifier(kernel="linear", loss="hinge", random_state=0),
+    DSGGaussianProcessRegressor(block_size=64, max_iter=8, evidence_size=100, random_state=0),
 ]
 
 

@@ -38,8 +38,8 @@ def test_targets_route_matches_the_closed_form(small_problem):
     X, y, Xs, sigma, noise = small_problem
     mean, var = closed_form(X, y, Xs, sigma, noise)
     gp = DSGGaussianProcessRegressor(sigma=sigma, noise=noise, block_size=1024, max_iter=96,
-                                     random_state=0).fit(X, y, X_variance=Xs)
-    m_hat, s_hat = gp.predict(Xs, return_std=True)
+                                     normalize_y=False, random_state=0).fit(X, y, X_variance=Xs)
+    m_hat, s_hat = gp.predict(Xs, return_std=True, include_noise=False)
     assert rel(m_hat, mean) < 0.05
     assert rel(s_hat**2, var) < 0.10
     assert gp.n_features_ == 96 * 1024
@@ -52,8 +52,8 @@ def test_errors_fall_as_training_proceeds(small_problem):
     errors = []
     for steps in (8, 32, 128):
         gp = DSGGaussianProcessRegressor(sigma=sigma, noise=noise, block_size=512, max_iter=steps,
-                                         random_state=0).fit(X, y, X_variance=Xs)
-        m_hat, s_hat = gp.predict(Xs, return_std=True)
+                                         normalize_y=False, random_state=0).fit(X, y, X_variance=Xs)
+        m_hat, s_hat = gp.predict(Xs, return_std=True, include_noise=False)
         errors.append((rel(m_hat, mean), rel(s_hat**2, var)))
     assert errors[0][0] > errors[1][0] > errors[2][0]
     assert errors[0][1] > errors[2][1]
@@ -78,15 +78,15 @@ def test_operator_route_is_the_random_feature_posterior(small_problem):
     X, y, Xs, sigma, noise = small_problem
     gp = DSGGaussianProcessRegressor(sigma=sigma, noise=noise, variance_method="operator",
                                      block_size=512, max_iter=16, n_operator_features=1024,
-                                     dtype="float64", random_state=0).fit(X, y)
+                                     dtype="float64", normalize_y=False, random_state=0).fit(X, y)
     assert gp.operator_blocks_ == 2
     Phi = gp.feature_map_.transform(torch.as_tensor(X), 2).numpy()
     Phis = gp.feature_map_.transform(torch.as_tensor(Xs), 2).numpy()
     # v = s² ψᵀ(ΦᵀΦ + s²I)⁻¹ψ for paired Fourier features (ψᵀψ = k(x, x) = 1)
     expected = noise * np.einsum("ij,ji->i", Phis, np.linalg.solve(Phi.T @ Phi + noise * np.eye(1024), Phis.T))
-    _, std = gp.predict(Xs, return_std=True)
+    _, std = gp.predict(Xs, return_std=True, include_noise=False)
     assert np.allclose(std**2, expected, rtol=1e-6, atol=1e-9)
-    _, cov = gp.predict(Xs[:5], return_cov=True)
+    _, cov = gp.predict(Xs[:5], return_cov=True, include_noise=False)
     assert np.allclose(np.diag(cov), expected[:5], rtol=1e-6, atol=1e-9)
 
 
@@ -97,8 +97,8 @@ def test_operator_route_approximates_the_gp_with_enough_features():
     _, var = closed_form(X, y, Xs, sigma, 0.1)
     gp = DSGGaussianProcessRegressor(sigma=sigma, noise=0.1, variance_method="operator",
                                      block_size=1024, max_iter=16, n_operator_features=4096,
-                                     random_state=0).fit(X, y)
-    _, std = gp.predict(Xs, return_std=True)
+                                     normalize_y=False, random_state=0).fit(X, y)
+    _, std = gp.predict(Xs, return_std=True, include_noise=False)
     assert rel(std**2, var) < 0.25
 
 
@@ -132,7 +132,8 @@ def test_seeded_fits_are_identical_and_seeds_matter(small_problem):
 def test_multi_output_and_normalize_y(small_problem):
     X, y, Xs, sigma, noise = small_problem
     Y = np.column_stack([y, 3 * y + 5])
-    kw = dict(sigma=sigma, noise=noise, block_size=512, max_iter=48, random_state=0, dtype="float64")
+    kw = dict(sigma=sigma, noise=noise, block_size=512, max_iter=48, random_state=0, dtype="float64",
+              normalize_y=False)
     single = DSGGaussianProcessRegressor(**kw).fit(X, y)
     multi = DSGGaussianProcessRegressor(**kw).fit(X, Y)
     pred = multi.predict(Xs)
@@ -140,8 +141,9 @@ def test_multi_output_and_normalize_y(small_problem):
     assert pred.shape == (128, 2)
     assert np.allclose(pred[:, 0], single.predict(Xs), atol=1e-9)
     assert np.allclose(pred[:, 1], 3 * single.predict(Xs) + 5 * multi_ones, atol=1e-8)  # zero prior mean: linear in y
-    normalized = DSGGaussianProcessRegressor(normalize_y=True, **kw).fit(X, y).predict(Xs)
-    shifted = DSGGaussianProcessRegressor(normalize_y=True, **kw).fit(X, y + 100.0).predict(Xs)
+    kw["normalize_y"] = True
+    normalized = DSGGaussianProcessRegressor(**kw).fit(X, y).predict(Xs)
+    shifted = DSGGaussianProcessRegressor(**kw).fit(X, y + 100.0).predict(Xs)
     assert np.allclose(shifted - 100.0, normalized, atol=1e-5)
 
 
@@ -153,8 +155,9 @@ def test_paper_gp_set_meets_the_issue_bounds():
     Xs = Xs[:256]
     sigma = 0.1 * median_distance(X)
     mean, var = closed_form(X, y, Xs, sigma, 0.1)
-    gp = DSGGaussianProcessRegressor(sigma=sigma, noise=0.1, random_state=0).fit(X, y, X_variance=Xs)
-    m_hat, s_hat = gp.predict(Xs, return_std=True)
+    gp = DSGGaussianProcessRegressor(sigma=sigma, noise=0.1, normalize_y=False,
+                                     random_state=0).fit(X, y, X_variance=Xs)
+    m_hat, s_hat = gp.predict(Xs, return_std=True, include_noise=False)
     assert rel(m_hat, mean) < 0.05
     assert rel(s_hat**2, var) < 0.10
 
@@ -173,7 +176,8 @@ def test_wide_kernel_and_small_noise_stay_stable():
     rng = np.random.default_rng(0)
     X = rng.uniform(-3, 3, (500, 1))
     y = np.sin(X[:, 0]) + 0.01 * rng.standard_normal(500)
-    gp = DSGGaussianProcessRegressor(sigma=2.0, noise=1e-4, max_iter=32, random_state=0).fit(X, y)
+    gp = DSGGaussianProcessRegressor(sigma=2.0, noise=1e-4, max_iter=32, normalize_y=False,
+                                     random_state=0).fit(X, y)
     mean, _ = closed_form(X, y, X[:50], 2.0, 1e-4)
     assert rel(gp.predict(X[:50]), mean) < 0.05  # before the stable factorisation: 900%
     assert gp.n_step_halvings_ == 0  # no instability detected
@@ -223,6 +227,7 @@ def test_parameter_errors(small_problem):
         DSGGaussianProcessRegressor(kernel="nope").fit(X, y)
     with pytest.raises(ValueError, match="noise"):
         DSGGaussianProcessRegressor(noise=0.0).fit(X, y)
-    gp = DSGGaussianProcessRegressor(block_size=256, max_iter=4, random_state=0).fit(X, y)
+    gp = DSGGaussianProcessRegressor(variance_method="targets", block_size=256, max_iter=4,
+                                     random_state=0).fit(X, y)
     with pytest.raises(ValueError, match="no variance"):
         gp.predict(Xs, return_std=True)

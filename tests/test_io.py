@@ -203,7 +203,7 @@ def test_gogp_round_trip_predicts_identically_and_resumes_the_stream(tmp_path, v
     assert loaded.n_inducing_ == model.n_inducing_ and loaded.progressive_rmse_ == model.progressive_rmse_
 
 
-@pytest.mark.parametrize("variance_method", ["targets", "operator"])
+@pytest.mark.parametrize("variance_method", ["targets", "operator", "landmarks"])
 def test_gp_round_trip_predicts_mean_std_and_samples_identically(tmp_path, variance_method):
     from kernelstream import DSGGaussianProcessRegressor
 

@@ -243,7 +243,7 @@ _FITTED = ("n_features_in_", "seed_", "sigma_", "n_components_", "t_", "n_iter_"
            "n_outputs_", "_y_1d", "threshold_", "n_averaged_", "kl_divergence_",
            "_noise_z", "noise_", "amplitude_", "theta_", "_sq_sum", "_n_online", "n_inducing_",
            "progressive_rmse_", "n_features_", "step_size_", "n_step_halvings_", "residual_norms_",
-           "operator_blocks_", "_operator_noise", "step_scale_")
+           "operator_blocks_", "_operator_noise", "step_scale_", "variance_method_")
 
 
 def _fitted_names(model) -> list[str]:
@@ -354,6 +354,11 @@ _GP_TENSORS = {"X_variance": "X_variance_", "variance": "variance_", "cov": "_co
                "operator_cholesky": "_operator_cholesky"}
 
 
+#: route (c): the landmark rows and the two factors of :class:`LandmarkVariance`
+_GP_LANDMARK_TENSORS = {"landmarks": "landmarks", "landmark_kmm_cholesky": "kmm_cholesky",
+                        "landmark_inner_cholesky": "inner_cholesky"}
+
+
 def _pack_gp(model) -> tuple[dict, dict]:
     """The GP: the mean's expansion plus whichever variance state ``fit`` built."""
     tensors, extra = _pack_expansion(model)
@@ -361,6 +366,10 @@ def _pack_gp(model) -> tuple[dict, dict]:
         value = getattr(model, name, None)
         if value is not None:
             tensors[key] = torch.as_tensor(value).clone()
+    landmark = getattr(model, "_landmark_variance", None)
+    if landmark is not None:
+        for key, name in _GP_LANDMARK_TENSORS.items():
+            tensors[key] = getattr(landmark, name).clone()
     return tensors, extra
 
 
@@ -374,6 +383,13 @@ def _unpack_gp(model, header: dict, tensors: dict, device) -> None:
     if "X_variance" in tensors:
         model._row_index = {row.tobytes(): i for i, row in enumerate(model.X_variance_)}
         model._cov = getattr(model, "_cov", None)
+    if not hasattr(model, "variance_method_"):  # saved before the "auto" and landmark routes
+        model.variance_method_ = model.variance_method
+    if "landmarks" in tensors:
+        from .solvers.gp_variance import LandmarkVariance
+
+        model._landmark_variance = LandmarkVariance(
+            *(tensors[key].clone().to(device) for key in _GP_LANDMARK_TENSORS), model._noise_z)
 
 
 def _read(path) -> tuple[dict, dict[str, torch.Tensor]]:

@@ -7,7 +7,6 @@ one at a time to the pure solvers :class:`~kernelstream.solvers.gogp.GoGPKernelS
 
 from __future__ import annotations
 
-import copy
 import math
 
 import numpy as np
@@ -22,7 +21,7 @@ from .._validation import Integral, Interval, Real, StrOptions, check_magnitude
 from ..features import KERNELS, make_feature_map, resolve_sigma
 from ..solvers.gogp import GoGPKernelState
 from ..solvers.gogp_rf import GoGPFeatureState
-from ..solvers.gp_evidence import fit_gp_hyperparameters
+from ..solvers.gp_evidence import fit_gp_hyperparameters, kernel_of_sigma
 from ._base import assign_parameters
 from ._progress import StreamProgress, progress_bar
 from ._rollback import unchanged_on_error
@@ -280,7 +279,7 @@ class GoGPRegressor(RegressorMixin, BaseEstimator):
         if (fit_sigma or fit_noise) and len(y) >= 3:
             Xt = torch.tensor(np.array(X), dtype=torch.float64)
             zt = torch.as_tensor((y - offset) / scale, dtype=torch.float64)
-            hp = fit_gp_hyperparameters(_kernel_of_sigma(fm), Xt, zt, sigma0=sigma0,
+            hp = fit_gp_hyperparameters(kernel_of_sigma(fm), Xt, zt, sigma0=sigma0,
                                         fit_sigma=fit_sigma, noise0=noise0, fit_noise=fit_noise)
             sigma, amplitude, noise = hp.sigma, hp.amplitude, hp.noise
         fm.sigma = float(sigma)
@@ -345,14 +344,3 @@ class GoGPRegressor(RegressorMixin, BaseEstimator):
     def _unchanged_on_error(self):
         """Restore every attribute, and the solver state, if the body raises."""
         return unchanged_on_error(self, ("state_",))
-
-
-def _kernel_of_sigma(feature_map):
-    """``(σ, A, B) ↦ k_σ(A, B)`` with autograd through σ, on a copy of the feature map."""
-    fm = copy.copy(feature_map)
-
-    def kernel(sigma, A, B):
-        fm.sigma = sigma
-        return fm.kernel(A, B)
-
-    return kernel

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+import psutil
 import torch
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import check_random_state
@@ -12,8 +15,12 @@ from .._device import resolve_device, resolve_dtype, to_tensor
 from .._validation import Integral, Interval, Real, StrOptions
 from ..expansion import Expansion
 from ..features import KERNELS, make_feature_map, resolve_sigma
-from ..solvers.gp_dual import (kernel_diagonal, kernel_in_chunks, nystrom_preconditioner,
-                               posterior_from_duals, safe_step_size, solve_dual)
+from ..solvers.gp_dual import (kernel_diagonal, kernel_in_chunks, nystrom_factors,
+                               nystrom_preconditioner, posterior_from_duals, safe_step_size,
+                               solve_dual)
+from ..solvers.gp_evidence import fit_gp_hyperparameters_coarse_to_fine, kernel_of_sigma
+from ..solvers.gp_variance import (LandmarkVariance, dual_fit_bytes, landmark_bytes,
+                                   operator_bytes, targets_bytes)
 from ._base import assign_parameters
 from ._rollback import unchanged_on_error
 
@@ -22,81 +29,127 @@ __all__ = ["DSGGaussianProcessRegressor"]
 #: route (a) keeps the posterior covariance of the test points for sample_y up to this many
 MAX_COVARIANCE_POINTS = 4096
 #: fitted state without a trailing underscore, cleared by a refit
-_PRIVATE_STATE = ("_y_1d", "_row_index", "_cov", "_operator_cholesky", "_operator_noise")
+_PRIVATE_STATE = ("_y_1d", "_row_index", "_cov", "_operator_cholesky", "_operator_noise",
+                  "_landmark_variance")
+#: fraction of the available memory a fit or a covariance may plan to use
+MEMORY_FRACTION = 0.8
+#: lower bound of a fitted noise variance, relative to the fitted signal variance
+MIN_NOISE = 1e-6
 
 
 class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
     """Gaussian-process regression whose posterior is computed from seeded random-feature blocks.
 
-    Posterior (Rasmussen & Williams eq. 2.25-2.26, Dai et al. eq. 9):
+    Posterior (Rasmussen & Williams eq. 2.25-2.26, Dai et al. eq. 9), prior ``f ~ GP(0, a k_σ)``
+    and ``y = f + ε``, ``ε ~ N(0, s²)``:
     ``μ(x) = k(x, X)(K + s²I)⁻¹ y`` and ``v(x) = k(x, x) − k(x, X)(K + s²I)⁻¹ k(X, x)``.
-    The solves run as a preconditioned stochastic iteration in dual coordinates with a fresh
-    feature block per step (:mod:`kernelstream.solvers.gp_dual`); the mean is returned as a
-    random-feature expansion over the run's blocks. The variance has two routes:
+    By default the bandwidth ``σ``, the amplitude ``a`` and the noise ``s²`` maximise the exact
+    marginal likelihood of a seeded subsample of ``evidence_size`` rows (ML-II by L-BFGS: three
+    bandwidth starts on 250 of them, then one run on all from the best,
+    :func:`kernelstream.solvers.gp_evidence.fit_gp_hyperparameters_coarse_to_fine`); ``y`` is
+    standardised first. The solves run as a preconditioned stochastic iteration in dual
+    coordinates with a fresh feature block per step (:mod:`kernelstream.solvers.gp_dual`); the
+    mean is returned as a random-feature expansion over the run's blocks. The variance has three
+    routes (memory for ``n`` rows, ``m`` test points, ``M`` landmarks, ``D`` operator features;
+    the mean's fit itself needs ``24·n·M`` bytes plus a few ``n × block_size`` blocks):
 
     - ``variance_method="targets"`` (route (a)): the test points are given to ``fit`` as
       ``X_variance``; their kernel columns ``k(X, x*_j)`` are ``m`` extra outputs solved on the
       same blocks, and ``v̂ = k** − 2k̂*ᵀā + āᵀ(K̂ + s²I)ā`` (second order in the error of ``ā``).
-      Memory ``O(n(m + M))``.
+      Memory ``5·w·n·m`` bytes (``w`` = 4 in float32) plus ``32·m²`` for the covariance
+      (``m ≤ 4096``); time grows with ``m`` (1,177 test points on 3,000 rows: minutes).
+    - ``variance_method="landmarks"`` (route (c)): the DTC posterior on the ``M = n_landmarks``
+      landmarks of the preconditioner,
+      ``v(x) = k(x, x) − bᵀb + s² bᵀ(BᵀB + s²I)⁻¹b``, ``b = L⁻¹k(Z, x)``
+      (:mod:`kernelstream.solvers.gp_variance`): any test point later, ``16·M²`` bytes kept
+      (16 MiB at ``M = 1024``), 64 MiB per prediction chunk. Exact when the landmarks span
+      the kernel's effective dimension, larger (conservative) otherwise: 3.9% from the exact
+      variance at ``M = 1024`` on the paper's narrow-bandwidth set, but 127% at ``M = 512``
+      (``benchmarks/research/gp_landmark_operator.py``) — raise ``n_landmarks`` for narrow
+      kernels.
     - ``variance_method="operator"`` (route (b)): the posterior operator over the first
       ``n_operator_features`` random features, ``v(x) = s² ψᵀ(ΦᵀΦ + s²I)⁻¹ψ + (k(x,x) − ψᵀψ)``,
-      accumulated over row chunks (memory ``O(D²)``, any test point later). Its error is that of
-      a ``D``-feature kernel and does not fall with more steps: on the paper's narrow-bandwidth
-      2-D set it is 13.6% at ``D = 8192`` (``benchmarks/results/gp.md``) and 3.6% at
-      ``D = 32768`` (``benchmarks/research/gp_random_feature_floor.py``).
+      accumulated over row chunks: ``32·D²`` bytes planned (the Gram, its factor and the
+      factorisation's copy; 1.95 GB measured at ``D = 8192`` on 3,000 rows) plus a 128 MiB
+      chunk; the factor, ``8·D²`` (512 MiB at ``D = 8192``), is kept for any test point later.
+      Its error is that of a ``D``-feature kernel and does not fall with more steps: on the
+      paper's narrow-bandwidth 2-D set it is 13.6% at ``D = 8192``
+      (``benchmarks/results/gp.md``) and 3.6% at ``D = 32768``.
+    - ``variance_method="auto"`` (default): ``"targets"`` when ``X_variance`` is given to
+      ``fit``, else ``"landmarks"``.
+
+    A fit whose estimated memory exceeds ``MEMORY_FRACTION`` (0.8) of the available memory
+    (``psutil.virtual_memory().available``, or the free CUDA memory) is refused up front with a
+    ``MemoryError`` that says which parameter to lower.
 
     Parameters
     ----------
     kernel : str, default="rbf"
-        A registered kernel family (its exact kernel is used for the targets and the
-        preconditioner, its random features for everything the model keeps).
-    sigma : float or "median", default="median"
-        Bandwidth; "median" is ``sigma_scale`` × the median pairwise distance.
+        A registered kernel family (its exact kernel is used for the targets, the evidence and
+        the preconditioner, its random features for the mean).
+    sigma : float, "auto" or "median", default="auto"
+        Bandwidth. "auto": maximises the marginal likelihood, starting from
+        ``sigma_scale`` × the median pairwise distance; "median": that start, not fitted; a
+        number: exactly that bandwidth.
     sigma_scale : float, default=1.0
         Multiplier of the median heuristic (the paper's GP experiment uses the plain median).
     kernel_params : dict, default=None
-    noise : float, default=0.1
-        Noise variance ``s²`` in units of ``y²`` (the paper's ``σ²``; the primal view is ridge
-        regression with ``ν = s²/n``).
-    variance_method : {"targets", "operator"}, default="targets"
+    noise : float or "auto", default="auto"
+        Noise variance ``s²`` in units of ``y²``. "auto": ``s²`` and the amplitude ``a`` by
+        marginal likelihood (floored at ``MIN_NOISE`` = 1e-6 ``a``). A number: exactly that
+        ``s²``, and the prior amplitude is the variance of the (normalised) targets, ``a = 1``
+        in their units (as ``GoGPRegressor``).
+    variance_method : {"auto", "targets", "landmarks", "operator"}, default="auto"
+    evidence_size : int, default=1000
+        Rows (a seeded subsample) on which "auto" hyper-parameters are fitted: ``O(size³)``
+        time per likelihood evaluation, ``48·size²`` bytes (about 5 s at 1000 on one core).
     block_size : int, default=2048
         Random features per step ``r``.
     max_iter : int, default=256
         Steps ``T`` (one block each). The mean uses ``T·r`` features.
     step_size : float or "auto", default="auto"
         ``γ``. "auto" is ``min(0.5, 1/λ̂)`` with ``λ̂`` the top eigenvalue of one step's
-        preconditioned operator ``P(Ψ_tΨ_tᵀ + s²I)`` (power iteration on 12 probe blocks): it
-        shrinks as ``n`` outgrows the landmarks. Either way ``γ`` is halved if the iteration
-        becomes unstable.
+        preconditioned operator ``P(Ψ_tΨ_tᵀ + s²I)`` (power iteration on 12 probe blocks).
+        Either way ``γ`` is halved if the iteration becomes unstable.
     average_start : float in [0, 1), default=0.2
         Fraction of the steps before Polyak averaging starts.
     n_landmarks : int, default=1024
-        Nyström landmarks ``M`` of the preconditioner (memory ``n·M``). Too few only slows the
-        convergence; it never changes the answer.
+        Nyström landmarks ``M`` of the preconditioner and of the landmark variance (memory
+        ``24·n·M`` bytes while fitting).
     n_operator_features : int, default=8192
-        ``D`` of route (b) (memory ``8 D²`` bytes).
-    normalize_y : bool, default=False
+        ``D`` of route (b) (memory ``32 D²`` bytes while fitting, ``8 D²`` after).
+    normalize_y : bool, default=True
         Centre and scale ``y`` before fitting (the prior is then on the standardised targets;
         ``noise`` stays in units of ``y²``).
     random_state : int, RandomState or None
-        Seeds the feature blocks and the landmarks.
+        Seeds the evidence subsample, the feature blocks and the landmarks.
     verbose : int, default=0
         Show a progress bar.
     device : {"auto", "cpu", "cuda"}, default="auto"
     dtype : {"float32", "float64"}, default="float32"
+        Precision of the dual iteration. The evidence, the variance and every prediction are
+        computed in float64, so that a row's prediction does not depend on the other rows of
+        the call (float32 GEMMs differ with the number of rows at 1e-7).
 
     Attributes
     ----------
     expansion_ : Expansion
-        The posterior mean as a random-feature expansion (``max_iter`` blocks).
+        The posterior mean as a random-feature expansion (``max_iter`` blocks, float64).
     feature_map_ : FeatureMap
-    sigma_, noise_ : float
+    sigma_ : float
+        Bandwidth used.
+    amplitude_ : float
+        Prior variance ``a`` of ``f`` in units of ``y²``.
+    noise_ : float
+        Noise variance ``s²`` in units of ``y²``.
+    variance_method_ : str
+        The variance route used ("targets", "landmarks" or "operator").
     n_features_ : int
         Random features in the mean expansion.
     X_variance_ : ndarray of shape (m, d)
         Route (a): the test points given to ``fit``.
     variance_ : ndarray of shape (m,)
-        Route (a): the posterior variance of ``f`` at ``X_variance_``.
+        Route (a): the posterior variance of ``f`` at ``X_variance_`` (noise excluded).
     step_size_ : float
         ``γ`` after any automatic halving.
     n_step_halvings_ : int
@@ -106,6 +159,19 @@ class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
 
     Notes
     -----
+    ``predict(X, return_std=True)`` returns the standard deviation of ``y`` — ``f`` plus the
+    noise, ``sqrt(v(x) + s²)`` — by default (``include_noise=True``), as scikit-learn's
+    ``GaussianProcessRegressor`` with a ``WhiteKernel`` does, so that its intervals are meant to
+    cover new *targets*; ``include_noise=False`` gives the uncertainty of ``f`` alone.
+
+    When to use which: scikit-learn's ``GaussianProcessRegressor`` is exact and costs
+    ``O(n³)`` time and ``O(n²)`` memory (2,000 rows: about 12 s to fit on one core, 32 MB per
+    kernel matrix; 20,000 rows: hours and 3.2 GB per matrix). Below a few thousand rows it is
+    the better choice, with no Monte Carlo error. This estimator fits its hyper-parameters on
+    ``evidence_size`` rows and then costs ``O(n·M)`` memory and ``O(T·n·r)`` time, so it is the
+    one to use from a few thousand rows on, or when the kernel matrix does not fit in memory
+    (``benchmarks/results/gp_defaults.md``, ``benchmarks/results/gp_scale.md``).
+
     Accuracy is a Monte Carlo one: the mean's error falls like ``1/√t`` and the variance's like
     ``1/t`` (``benchmarks/results/gp.md``: 3.9% and 4.0% at the defaults on the paper's GP set).
     Where the posterior variance is tiny against the prior (a smooth kernel and noise ≪ 1), the
@@ -121,19 +187,20 @@ class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-3, 3, (500, 1)); y = np.sin(X[:, 0]) + 0.1 * rng.standard_normal(500)
     >>> X_test = np.array([[-2.0], [0.0], [2.0], [6.0]])  # the last one far from the data
-    >>> gp = DSGGaussianProcessRegressor(noise=0.01, max_iter=64, random_state=0)
-    >>> mean, std = gp.fit(X, y, X_variance=X_test).predict(X_test, return_std=True)
-    >>> np.round(mean[:3], 1), np.round(std, 1)
-    (array([-0.9,  0. ,  0.9]), array([0. , 0. , 0. , 0.9]))
+    >>> gp = DSGGaussianProcessRegressor(max_iter=64, random_state=0).fit(X, y)
+    >>> mean, std = gp.predict(X_test, return_std=True)
+    >>> np.round(mean[:3], 1) + 0.0, np.round(std, 1)  # std of y: noise 0.1 near the data
+    (array([-0.9,  0. ,  0.9]), array([0.1, 0.1, 0.1, 1. ]))
     """
 
     _parameter_constraints = {
         "kernel": [str],
-        "sigma": [Interval(Real, 0, None, closed="neither"), StrOptions({"median"})],
+        "sigma": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto", "median"})],
         "sigma_scale": [Interval(Real, 0, None, closed="neither")],
         "kernel_params": [dict, None],
-        "noise": [Interval(Real, 0, None, closed="neither")],
-        "variance_method": [StrOptions({"targets", "operator"})],
+        "noise": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "variance_method": [StrOptions({"auto", "targets", "landmarks", "operator"})],
+        "evidence_size": [Interval(Integral, 3, None, closed="left")],
         "block_size": [Interval(Integral, 2, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "step_size": [Interval(Real, 0, 1, closed="right"), StrOptions({"auto"})],
@@ -147,20 +214,19 @@ class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
         "dtype": [StrOptions({"float32", "float64"})],
     }
 
-    def __init__(self, *, kernel="rbf", sigma="median", sigma_scale=1.0, kernel_params=None,
-                 noise=0.1, variance_method="targets", block_size=2048, max_iter=256,
-                 step_size="auto", average_start=0.2, n_landmarks=1024, n_operator_features=8192,
-                 normalize_y=False, random_state=None, verbose=0, device="auto",
-                 dtype="float32"):
+    def __init__(self, *, kernel="rbf", sigma="auto", sigma_scale=1.0, kernel_params=None,
+                 noise="auto", variance_method="auto", evidence_size=1000, block_size=2048,
+                 max_iter=256, step_size="auto", average_start=0.2, n_landmarks=1024,
+                 n_operator_features=8192, normalize_y=True, random_state=None, verbose=0,
+                 device="auto", dtype="float32"):
         assign_parameters(self, locals())
 
     # -- public API -----------------------------------------------------------------------
     def fit(self, X, y, X_variance=None):
-        """Posterior of the GP on ``(X, y)``.
+        """Hyper-parameters (what is "auto") and the posterior of the GP on ``(X, y)``.
 
-        ``X_variance`` (route (a), required with ``variance_method="targets"`` for
-        ``return_std``): the points where the variance is wanted. Without it the targets route
-        fits the mean only.
+        ``X_variance`` (route (a)): the points where the variance is wanted; with
+        ``variance_method="auto"`` giving it selects route (a), otherwise route (c).
         """
         with unchanged_on_error(self):
             self._validate_params()
@@ -170,10 +236,11 @@ class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
             X, y = validate_data(self, X, y, reset=True, dtype=np.float64, y_numeric=True,
                                  multi_output=True)
             if X_variance is not None:
-                if self.variance_method != "targets":
+                if self.variance_method not in ("auto", "targets"):
                     raise ValueError("X_variance is the test set of variance_method='targets'; "
-                                     "the operator route predicts the variance anywhere, so "
-                                     "drop X_variance or set variance_method='targets'.")
+                                     f"the {self.variance_method} route predicts the variance "
+                                     "anywhere, so drop X_variance or set "
+                                     "variance_method='targets'.")
                 X_variance = self._check_test_points(X_variance, "X_variance")
             stale = [n for n in vars(self) if n.endswith("_") and n not in
                      ("n_features_in_", "feature_names_in_")]
@@ -185,15 +252,17 @@ class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
     def save(self, path) -> None:
         """Save to one safetensors file: the mean's random-feature coefficients and the variance
         state (route (a): the ``X_variance`` rows, their variances and covariance; route (b):
-        the ``D×D`` Cholesky factor of the operator, 8·D² bytes). Load with
-        :func:`kernelstream.load`; predictions, standard deviations and samples are identical."""
+        the ``D×D`` Cholesky factor of the operator, 8·D² bytes; route (c): the landmarks and
+        two ``M×M`` factors). Load with :func:`kernelstream.load`; predictions, standard
+        deviations and samples are identical."""
         from ..io import save_model
 
         save_model(self, path)
 
-    def predict(self, X, return_std=False, return_cov=False):
-        """Posterior mean of ``f``; with ``return_std``/``return_cov`` also its standard deviation
-        (``(n,)``) or covariance (``(n, n)``) — the noise ``s²`` is not included.
+    def predict(self, X, return_std=False, return_cov=False, include_noise=True):
+        """Posterior mean; with ``return_std``/``return_cov`` also the standard deviation
+        (``(n,)``) or covariance (``(n, n)``) of ``y = f + ε`` — ``v(x) + s²`` — or of ``f``
+        alone with ``include_noise=False``.
 
         With ``variance_method="targets"`` the standard deviation exists only at the rows of
         ``X_variance`` given to ``fit``.
@@ -202,22 +271,26 @@ class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
             raise ValueError("At most one of return_std or return_cov can be requested.")
         check_is_fitted(self, "expansion_")
         X = self._check_test_points(X, "X")
-        Xt = to_tensor(X, self._dtype, self.device_)
+        Xt = to_tensor(X, torch.float64, self.device_)
         mean = self.expansion_.predict(Xt).to(torch.float64).cpu().numpy()
         mean = mean * self.y_scale_ + self.y_offset_
         mean = mean[:, 0] if self._y_1d else mean
+        _check_finite(mean, "mean")
         if not (return_std or return_cov):
             return mean
         cov = self._covariance(X, Xt, diagonal=return_std) * self.y_scale_**2
+        noise = self.noise_ if include_noise else 0.0
         if return_std:
-            return mean, np.sqrt(np.maximum(cov, 0.0))
+            return mean, np.sqrt(np.maximum(cov, 0.0) + noise)
+        cov[np.diag_indices_from(cov)] += noise  # σ² + s² on the diagonal: y = f + ε
         return mean, cov
 
-    def sample_y(self, X, n_samples=1, random_state=0):
-        """Draws of ``f`` from the posterior at ``X``: ``(n, n_samples)`` (``(n, C, n_samples)``
-        for several outputs), like scikit-learn's ``GaussianProcessRegressor.sample_y``."""
+    def sample_y(self, X, n_samples=1, random_state=0, include_noise=True):
+        """Draws of ``y`` (of ``f`` with ``include_noise=False``) from the posterior at ``X``:
+        ``(n, n_samples)`` (``(n, C, n_samples)`` for several outputs), like scikit-learn's
+        ``GaussianProcessRegressor.sample_y``."""
         check_is_fitted(self, "expansion_")
-        mean, cov = self.predict(X, return_cov=True)
+        mean, cov = self.predict(X, return_cov=True, include_noise=include_noise)
         rng = check_random_state(random_state)
         vals, vecs = np.linalg.eigh((cov + cov.T) / 2)
         root = vecs * np.sqrt(np.clip(vals, 0.0, None))  # cov = root rootᵀ (PSD part)
@@ -236,23 +309,67 @@ class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
         self.device_ = resolve_device(self.device)
         rng = check_random_state(self.random_state)
         self.seed_ = int(rng.randint(0, 2**63 - 1, dtype=np.int64))
-        generator = torch.Generator().manual_seed(self.seed_ % 2**63)
         fm = make_feature_map(self.kernel, X.shape[1], 1.0, self.block_size, self.seed_,
                               kernel_params=self.kernel_params)
-        fm.sigma = resolve_sigma(self.sigma, X, type(fm).distance, self.sigma_scale,
-                                 seed=self.seed_ % 2**32)
-        self.feature_map_, self.sigma_ = fm, float(fm.sigma)
+        self.feature_map_ = fm
         self._y_1d = y.ndim == 1
         Y = y.reshape(len(y), -1)
         self.n_outputs_ = Y.shape[1]
-        if self.normalize_y:
-            self.y_offset_ = Y.mean(axis=0)
-            std = Y.std(axis=0)
-            self.y_scale_ = float(np.mean(np.where(std > 0, std, 1.0)))
-        else:
-            self.y_offset_, self.y_scale_ = np.zeros(Y.shape[1]), 1.0
-        self.noise_ = float(self.noise)
-        s2 = self.noise_ / self.y_scale_**2  # noise in the units of the fitted targets
+        route = self.variance_method
+        if route == "auto":
+            route = "targets" if X_variance is not None else "landmarks"
+        self.variance_method_ = route
+        self._check_fit_memory(X.shape[0], 0 if X_variance is None else X_variance.shape[0])
+        self._set_hyperparameters(X, Y)
+        try:
+            self._solve(X, Y, X_variance)
+        except torch.linalg.LinAlgError as exc:
+            raise ValueError(
+                f"The GP's kernel matrix plus noise could not be factorised ({exc}). The noise "
+                f"variance {self.noise_:.3g} (in y² units) is too small for these inputs, rows "
+                "of X are duplicated, or X has huge values. Use noise='auto' or a larger noise, "
+                "standardise X (e.g. StandardScaler), or set dtype='float64'.") from None
+
+    def _set_hyperparameters(self, X, Y) -> None:
+        """``y_offset_``, ``y_scale_``, ``sigma_``, ``amplitude_``, ``noise_`` and the noise of
+        the internal unit-amplitude prior ``s_z² = s²/a`` (in units of ``((y − offset)/scale)²``,
+        ``scale = spread·√a``); ML-II on a seeded subsample for what is "auto"."""
+        fm = self.feature_map_
+        offset = Y.mean(axis=0) if self.normalize_y else np.zeros(Y.shape[1])
+        std = Y.std(axis=0)
+        spread = float(np.mean(np.where(std > 0, std, 1.0))) if self.normalize_y else 1.0
+        _check_finite(np.r_[offset, spread], "mean or scale of y",
+                      "y is too large to standardise; divide y by a constant")
+        start = "median" if isinstance(self.sigma, str) else self.sigma
+        sigma = resolve_sigma(start, X, type(fm).distance, self.sigma_scale,
+                              seed=self.seed_ % 2**32)
+        fit_sigma, fit_noise = self.sigma == "auto", self.noise == "auto"
+        amplitude, noise = 1.0, 0.1 if fit_noise else float(self.noise) / spread**2
+        if (fit_sigma or fit_noise) and X.shape[0] >= 3:
+            rows = self._evidence_rows(X.shape[0])
+            Z = torch.as_tensor((Y[rows] - offset) / spread, dtype=torch.float64)
+            hp = fit_gp_hyperparameters_coarse_to_fine(
+                kernel_of_sigma(fm), torch.as_tensor(X[rows]), Z, sigma0=sigma,
+                fit_sigma=fit_sigma, noise0=noise, fit_noise=fit_noise)
+            sigma = hp.sigma
+            if fit_noise:  # a given noise stays exactly that number, with a = 1
+                amplitude, noise = hp.amplitude, max(hp.noise, MIN_NOISE * hp.amplitude)
+        fm.sigma = self.sigma_ = float(sigma)
+        self.y_offset_ = offset
+        self.y_scale_ = spread * math.sqrt(amplitude)  # internal prior: unit amplitude
+        self._noise_z = noise / amplitude  # s² in internal units
+        self.noise_ = self._noise_z * self.y_scale_**2  # s² in units of y²
+        self.amplitude_ = self.y_scale_**2
+
+    def _evidence_rows(self, n: int) -> np.ndarray:
+        """``min(n, evidence_size)`` row indices in a seeded random order."""
+        rng = np.random.default_rng(self.seed_ % 2**32)
+        return rng.permutation(n)[:self.evidence_size]
+
+    def _solve(self, X, Y, X_variance) -> None:
+        """The dual iteration for the mean (and route (a)'s targets), then the variance state."""
+        fm, s2, C = self.feature_map_, self._noise_z, self.n_outputs_
+        generator = torch.Generator().manual_seed(self.seed_ % 2**63)
         Xt = to_tensor(X, self._dtype, self.device_)
         targets = [torch.as_tensor((Y - self.y_offset_) / self.y_scale_, dtype=self._dtype,
                                    device=self.device_)]
@@ -260,7 +377,8 @@ class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
         if X_variance is not None:
             Xv = to_tensor(X_variance, self._dtype, self.device_)
             targets.append(kernel_in_chunks(fm, Xt, Xv))  # k(X, x*_j): route (a)'s outputs
-        precond = nystrom_preconditioner(fm, Xt, s2, self.n_landmarks, generator)
+        factors = nystrom_factors(fm, Xt, s2, self.n_landmarks, generator)
+        precond = nystrom_preconditioner(fm, Xt, s2, self.n_landmarks, generator, factors)
         step = self.step_size
         if step == "auto":
             step = safe_step_size(fm, Xt, s2, precond, generator=generator)
@@ -272,20 +390,45 @@ class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
         if bar:
             bar.close()
         del precond
-        C = self.n_outputs_
+        _check_finite(result.duals, "dual iteration")
         duals = result.duals
         post = posterior_from_duals(fm, Xt, duals[:, :C], range(self.max_iter), Xv,
                                     duals[:, C:] if Xv is not None else None)
-        self.expansion_ = Expansion(fm, C, dtype=self._dtype, device=self.device_)
-        self.expansion_.load_prediction_state(post.mean_coef, torch.zeros(C), self.max_iter)
+        self.expansion_ = Expansion(fm, C, dtype=torch.float64, device=self.device_)
+        self.expansion_.load_prediction_state(post.mean_coef.to(torch.float64), torch.zeros(C),
+                                              self.max_iter)
         self.n_features_ = self.expansion_.n_features
         self.n_iter_, self.step_size_ = result.n_steps, result.step_size
         self.n_step_halvings_ = result.n_halvings
         self.residual_norms_ = result.residual_norms
-        if Xv is not None:
+        if self.variance_method_ == "targets" and Xv is not None:
             self._set_targets_variance(Xt, Xv, X_variance, targets[1], duals[:, C:], post, s2)
-        if self.variance_method == "operator":
+        elif self.variance_method_ == "landmarks":
+            X64 = to_tensor(X, torch.float64, self.device_)
+            self._landmark_variance = LandmarkVariance.from_factors(X64, factors)
+        elif self.variance_method_ == "operator":
             self._set_operator(Xt, s2)
+
+    def _check_fit_memory(self, n: int, n_test: int) -> None:
+        """Refuse a fit whose estimated peak memory exceeds ``MEMORY_FRACTION`` of what is
+        available, naming the parameter to lower."""
+        w = torch.finfo(self._dtype).bits // 8
+        route = self.variance_method_
+        need = dual_fit_bytes(n, self.n_outputs_ + n_test, self.n_landmarks, self.block_size,
+                              self.max_iter, w) + 48 * min(n, self.evidence_size) ** 2
+        advice = "lower n_landmarks (24·n·M bytes), block_size or max_iter"
+        if route == "targets":
+            need += targets_bytes(n_test, self.block_size, w, MAX_COVARIANCE_POINTS)
+            advice = ("pass fewer X_variance rows per fit (5·w·n·m bytes), or drop X_variance "
+                      "and use variance_method='landmarks'")
+        elif route == "operator":
+            need += operator_bytes(self.n_operator_features)
+            advice = ("lower n_operator_features (32·D² bytes), or use "
+                      "variance_method='landmarks' (16·M² bytes)")
+        else:
+            need += landmark_bytes(min(n, self.n_landmarks))
+        _require_memory(need, self.device_, f"Fitting {n} rows with variance_method='{route}'",
+                        advice)
 
     def _set_targets_variance(self, Xt, Xv, X_variance, K_star, var_duals, post, s2) -> None:
         """``v̂_j = k**_j − 2 k̂*_jᵀā_j + ā_jᵀK̂ā_j + s²‖ā_j‖²`` and, for ``return_cov`` and
@@ -296,6 +439,7 @@ class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
         var = prior - 2 * post.cross + post.quadratic + s2 * var_duals.square().sum(0)
         self.X_variance_ = X_variance
         self.variance_ = np.maximum(var.to(torch.float64).cpu().numpy(), 0.0)
+        _check_finite(self.variance_, "variance")
         self._row_index = {row.tobytes(): i for i, row in enumerate(X_variance)}
         self._cov = None
         if Xv.shape[0] <= MAX_COVARIANCE_POINTS:
@@ -323,26 +467,49 @@ class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
 
     # -- variance -------------------------------------------------------------------------
     def _covariance(self, X, Xt, *, diagonal: bool) -> np.ndarray:
-        if self.variance_method == "operator":
-            return self._operator_covariance(Xt, diagonal)
+        """Posterior covariance (or its diagonal) of ``f`` in internal units, float64."""
+        if not diagonal:
+            _require_memory(24 * X.shape[0] ** 2, self.device_,
+                            f"return_cov on {X.shape[0]} points", "ask for return_std, or "
+                            "predict the covariance on fewer points per call")
+        route = self.variance_method_
+        if route == "operator":
+            cov = self._operator_covariance(Xt, diagonal)
+        elif route == "landmarks":
+            lv, fm = self._landmark_variance, self.feature_map_
+            cov = (lv.variance(fm, Xt) if diagonal else lv.covariance(fm, Xt)).cpu().numpy()
+        else:
+            cov = self._targets_covariance(X, diagonal)
+        _check_finite(cov, "variance")
+        return cov
+
+    def _targets_covariance(self, X, diagonal: bool) -> np.ndarray:
         if not hasattr(self, "variance_"):
             raise ValueError("This model has no variance: with variance_method='targets' pass "
                              "the test points to fit(X, y, X_variance=...), or use "
-                             "variance_method='operator'.")
+                             "variance_method='auto' or 'landmarks'.")
         rows = [self._row_index.get(row.tobytes()) for row in X]
         if any(i is None for i in rows):
             raise ValueError("variance_method='targets' knows the variance only at the "
                              "X_variance rows given to fit; some rows of X are not among them. "
                              "Refit with those points in X_variance, or use "
-                             "variance_method='operator'.")
+                             "variance_method='auto' (no X_variance) or 'landmarks'.")
         if diagonal:
             return self.variance_[rows]
         if self._cov is None:
             raise ValueError(f"The covariance is kept for at most {MAX_COVARIANCE_POINTS} "
                              "X_variance points; ask for return_std instead.")
-        return self._cov[np.ix_(rows, rows)]
+        return self._cov[np.ix_(rows, rows)].copy()
 
     def _operator_covariance(self, Xt, diagonal: bool) -> np.ndarray:
+        """Route (b); the diagonal in chunks of ``2^24/D`` rows (memory ``8·2^24`` bytes)."""
+        if not diagonal:
+            return self._operator_block(Xt, False)
+        rows = max(1, 2**24 // self._operator_cholesky.shape[0])
+        return np.concatenate([self._operator_block(Xt[i:i + rows], True)
+                               for i in range(0, Xt.shape[0], rows)])
+
+    def _operator_block(self, Xt, diagonal: bool) -> np.ndarray:
         """``s² ψᵀ(ΦᵀΦ + s²I)⁻¹ψ'`` plus, on the diagonal, the prior variance the features miss,
         ``k(x, x) − ψᵀψ`` (zero for paired Fourier features). PSD by construction."""
         fm = self.feature_map_
@@ -368,6 +535,33 @@ class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
         tags.target_tags.multi_output = True
         tags.target_tags.single_output = True
         return tags
+
+
+_FINITE_ADVICE = ("overflow in the kernel or the solves. Standardise X (e.g. StandardScaler), "
+                  "use noise='auto' or a larger noise, or set dtype='float64'")
+
+
+def _check_finite(values, what: str, advice: str = _FINITE_ADVICE) -> None:
+    """Never return non-finite numbers silently: ``FloatingPointError`` naming the fix."""
+    finite = torch.isfinite(values).all() if torch.is_tensor(values) else np.isfinite(values).all()
+    if not bool(finite):
+        raise FloatingPointError(f"The GP's {what} is not finite: {advice}.")
+
+
+def _available_memory(device: torch.device) -> int:
+    """Free bytes: ``psutil.virtual_memory().available`` on the CPU, free memory on CUDA."""
+    if device.type == "cuda":
+        return int(torch.cuda.mem_get_info(device)[0])
+    return int(psutil.virtual_memory().available)
+
+
+def _require_memory(need: int, device: torch.device, what: str, advice: str) -> None:
+    """Raise ``MemoryError`` when ``need`` bytes exceed ``MEMORY_FRACTION`` of the free memory."""
+    available = _available_memory(device)
+    if need > MEMORY_FRACTION * available:
+        raise MemoryError(f"{what} needs about {need / 2**30:.2f} GiB, more than "
+                          f"{MEMORY_FRACTION:.0%} of the {available / 2**30:.2f} GiB available: "
+                          f"{advice}.")
 
 
 def _progress_bar(verbose, total):

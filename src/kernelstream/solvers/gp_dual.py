@@ -42,8 +42,9 @@ import torch
 
 from ..features.base import FeatureMap
 
-__all__ = ["NystromPreconditioner", "DualGPResult", "kernel_in_chunks", "kernel_diagonal",
-           "nystrom_preconditioner", "safe_step_size", "solve_dual", "posterior_from_duals"]
+__all__ = ["NystromPreconditioner", "NystromFactors", "DualGPResult", "kernel_in_chunks",
+           "kernel_diagonal", "nystrom_factors", "nystrom_preconditioner", "safe_step_size",
+           "solve_dual", "posterior_from_duals"]
 
 _CHUNK_ELEMENTS = 2**22  # exact-kernel evaluation: entries per chunk
 _DIVERGENCE_FACTOR = 10.0  # residual growth (over its running minimum) that halves the step
@@ -80,13 +81,26 @@ class NystromPreconditioner:
         return (V - self.B @ inner) / self.noise
 
 
-def nystrom_preconditioner(feature_map: FeatureMap, X: torch.Tensor, noise: float,
-                           n_landmarks: int, generator: torch.Generator) -> NystromPreconditioner:
+@dataclass
+class NystromFactors:
+    """The float64 factors of the Nyström approximation on ``M`` landmark rows:
+    ``L Lᵀ = K_MM + δI``, ``B = K_nM L⁻ᵀ`` ``(n, M)`` and ``R Rᵀ = BᵀB + s²I``. Memory ``8·n·M``."""
+
+    landmarks: torch.Tensor  # (M,) row indices into X
+    kmm_cholesky: torch.Tensor  # L
+    B: torch.Tensor
+    inner_cholesky: torch.Tensor  # R
+    noise: float
+
+
+def nystrom_factors(feature_map: FeatureMap, X: torch.Tensor, noise: float, n_landmarks: int,
+                    generator: torch.Generator) -> NystromFactors:
     """Landmarks: ``n_landmarks`` rows of ``X`` drawn without replacement by ``generator``.
 
     Factorised in float64 with a jitter ``δ = 1e-6 ·`` mean ``k(z, z)`` (the jittered Nyström
-    approximation stays below ``K``, so the spectrum of ``P(K + s²I)`` stays ``≥ 1``), then cast
-    to the working dtype.
+    approximation stays below ``K``, so the spectrum of ``P(K + s²I)`` stays ``≥ 1``).
+    Raises ``torch.linalg.LinAlgError`` when ``BᵀB + s²I`` cannot be factorised (non-finite
+    kernel values, or ``s²`` below the float64 resolution of ``BᵀB``).
     """
     n = X.shape[0]
     m = min(n, n_landmarks)
@@ -101,8 +115,18 @@ def nystrom_preconditioner(feature_map: FeatureMap, X: torch.Tensor, noise: floa
             break
         jitter *= 100
     B = torch.linalg.solve_triangular(L, K_nM.T, upper=False).T  # K_nM L⁻ᵀ
-    chol = torch.linalg.cholesky(B.T @ B + noise * eye)
-    return NystromPreconditioner(B.to(X.dtype), chol.to(X.dtype), float(noise))
+    R = torch.linalg.cholesky(B.T @ B + noise * eye)
+    return NystromFactors(landmarks, L, B, R, float(noise))
+
+
+def nystrom_preconditioner(feature_map: FeatureMap, X: torch.Tensor, noise: float,
+                           n_landmarks: int, generator: torch.Generator,
+                           factors: NystromFactors | None = None) -> NystromPreconditioner:
+    """``P`` from :func:`nystrom_factors` (computed here unless given), cast to ``X``'s dtype."""
+    if factors is None:
+        factors = nystrom_factors(feature_map, X, noise, n_landmarks, generator)
+    return NystromPreconditioner(factors.B.to(X.dtype), factors.inner_cholesky.to(X.dtype),
+                                 float(noise))
 
 
 def safe_step_size(feature_map: FeatureMap, X: torch.Tensor, noise: float,
