@@ -108,7 +108,7 @@ def test_operator_memory_estimate_bounds_the_2_1_gb_report():
 @pytest.mark.parametrize("X_scale", [1e30, 1e200])
 def test_linear_algebra_failures_are_clear_value_errors(sine, X_scale):
     X, y, _, _ = sine
-    with pytest.raises(ValueError, match="standardise X"):
+    with pytest.raises(ValueError, match="(?i)standardise"):
         DSGGaussianProcessRegressor(**SMALL).fit(X * X_scale, y)
 
 

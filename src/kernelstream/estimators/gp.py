@@ -11,8 +11,9 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
+from .._threads import respects_n_jobs
 from .._device import resolve_device, resolve_dtype, to_tensor
-from .._validation import Integral, Interval, Real, StrOptions
+from .._validation import Integral, Interval, Real, StrOptions, check_magnitude
 from ..expansion import Expansion
 from ..features import KERNELS, make_feature_map, resolve_sigma
 from ..solvers.gp_dual import (kernel_diagonal, kernel_in_chunks, nystrom_factors,
@@ -126,6 +127,9 @@ class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
     verbose : int, default=0
         Show a progress bar.
     device : {"auto", "cpu", "cuda"}, default="auto"
+    n_jobs : int or None, default=None
+        Threads: ``None`` is one, ``-1`` every thread the environment allows (see
+        :class:`DSGRegressor`).
     dtype : {"float32", "float64"}, default="float32"
         Precision of the dual iteration. The evidence, the variance and every prediction are
         computed in float64, so that a row's prediction does not depend on the other rows of
@@ -211,6 +215,7 @@ class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
         "random_state": ["random_state"],
         "verbose": ["verbose"],
         "device": [str],
+        "n_jobs": [Integral, None],
         "dtype": [StrOptions({"float32", "float64"})],
     }
 
@@ -218,10 +223,11 @@ class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
                  noise="auto", variance_method="auto", evidence_size=1000, block_size=2048,
                  max_iter=256, step_size="auto", average_start=0.2, n_landmarks=1024,
                  n_operator_features=8192, normalize_y=True, random_state=None, verbose=0,
-                 device="auto", dtype="float32"):
+                 device="auto", dtype="float32", n_jobs=None):
         assign_parameters(self, locals())
 
     # -- public API -----------------------------------------------------------------------
+    @respects_n_jobs
     def fit(self, X, y, X_variance=None):
         """Hyper-parameters (what is "auto") and the posterior of the GP on ``(X, y)``.
 
@@ -235,6 +241,7 @@ class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
                                  "or register yours with kernelstream.features.register_kernel.")
             X, y = validate_data(self, X, y, reset=True, dtype=np.float64, y_numeric=True,
                                  multi_output=True)
+            check_magnitude(X, np.dtype(self.dtype))
             if X_variance is not None:
                 if self.variance_method not in ("auto", "targets"):
                     raise ValueError("X_variance is the test set of variance_method='targets'; "
@@ -259,6 +266,7 @@ class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
 
         save_model(self, path)
 
+    @respects_n_jobs
     def predict(self, X, return_std=False, return_cov=False, include_noise=True):
         """Posterior mean; with ``return_std``/``return_cov`` also the standard deviation
         (``(n,)``) or covariance (``(n, n)``) of ``y = f + ε`` — ``v(x) + s²`` — or of ``f``
@@ -285,6 +293,7 @@ class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
         cov[np.diag_indices_from(cov)] += noise  # σ² + s² on the diagonal: y = f + ε
         return mean, cov
 
+    @respects_n_jobs
     def sample_y(self, X, n_samples=1, random_state=0, include_noise=True):
         """Draws of ``y`` (of ``f`` with ``include_noise=False``) from the posterior at ``X``:
         ``(n, n_samples)`` (``(n, C, n_samples)`` for several outputs), like scikit-learn's
@@ -528,6 +537,7 @@ class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"{name} has {X.shape[1]} features, but {type(self).__name__} is "
                              f"expecting {self.n_features_in_} features as input.")
+        check_magnitude(X, np.float64, name)
         return X
 
     def __sklearn_tags__(self):
