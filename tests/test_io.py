@@ -9,7 +9,7 @@ from sklearn.datasets import make_classification
 
 from kernelstream import DSGClassifier, DSGRegressor, load
 from kernelstream.datasets import synthetic_regression
-from kernelstream.io import ModelFileError, _tensor_digest, _write_atomic
+from kernelstream.io import ModelFileError, _write_atomic
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 
@@ -224,7 +224,7 @@ def test_gp_round_trip_predicts_mean_std_and_samples_identically(tmp_path, varia
     assert loaded.get_params() == model.get_params() and loaded.residual_norms_ == model.residual_norms_
 
 
-# -- the whole-file checksum (format version 2) -----------------------------------------------
+# -- the whole-file checksum -----------------------------------------------
 def _header_length(data: bytes) -> int:
     return int.from_bytes(data[:8], "little")
 
@@ -255,7 +255,7 @@ def test_every_one_byte_edit_is_refused(tmp_path, name):
     path = tmp_path / "m.kst"
     model.save(path)
     data = path.read_bytes()
-    assert b'"version\\":2' in data.replace(b" ", b"")
+    assert b'"version\\":3' in data.replace(b" ", b"")
     positions = _edit_positions(data)
     assert len(positions) > 300
     for position in positions:
@@ -276,7 +276,7 @@ def test_edited_seed_is_refused(tmp_path):
     model.save(tmp_path / "m.kst")
     data = (tmp_path / "m.kst").read_bytes()
     seed = str(model.seed_).encode()
-    assert data.count(seed) == 1  # stored once, in the feature map's configuration
+    assert data.count(seed) >= 1  # every copy is under the whole-file checksum
     (tmp_path / "m.kst").write_bytes(data.replace(seed, str(model.seed_ + 1).encode()))
     with pytest.raises(ModelFileError, match="modified after saving"):
         load(tmp_path / "m.kst")
@@ -300,52 +300,11 @@ def test_fitted_attributes_come_from_the_feature_map(tmp_path, regressor):
     assert (loaded.seed_, loaded.sigma_) == (model.seed_, model.sigma_)
 
 
-# -- format version 1 --------------------------------------------------------------------------
-def test_version_1_file_loads_with_a_warning():
-    """A file written by format version 1 (tests/data, saved before version 2) still predicts
-    identically, and warns that only its tensors are checksummed."""
-    with pytest.warns(UserWarning, match="format version 1.*save it again"):
-        loaded = load(os.path.join(DATA, "model_format_v1.kst"))
-    with np.load(os.path.join(DATA, "model_format_v1.npz")) as expected:
-        np.testing.assert_array_equal(loaded.predict(expected["X"]), expected["y_pred"])
-
-
-def _as_version_1(path, edit=lambda header: None):
-    """Rewrite a saved model as a format version 1 file (tensor-only digest)."""
-    from safetensors import safe_open
-    from safetensors.torch import save_file
-
-    with safe_open(str(path), framework="pt") as f:
-        header = json.loads(f.metadata()["kernelstream"])
-        tensors = {k: f.get_tensor(k) for k in f.keys()}
-    header.update(version=1, sha256=_tensor_digest(tensors))
-    edit(header)
-    save_file(tensors, str(path), metadata={"kernelstream": json.dumps(header)})
-
-
-def test_version_1_seed_agrees_with_the_feature_map(tmp_path, regressor):
-    """In an edited version 1 file, seed_ reports the seed that predicts, not a stale copy."""
-    model, X = regressor
-    model.save(tmp_path / "m.kst")
-
-    def edit(header):
-        header["fitted"]["seed_"] = model.seed_
-        header["feature_map"]["seed"] = model.seed_ + 1
-
-    _as_version_1(tmp_path / "m.kst", edit)
-    with pytest.warns(UserWarning, match="format version 1"):
-        loaded = load(tmp_path / "m.kst")
-    assert loaded.seed_ == loaded.expansion_.feature_map.seed == model.seed_ + 1
-
-
-def test_version_1_edited_tensors_are_refused(tmp_path, regressor):
-    regressor[0].save(tmp_path / "m.kst")
-    _as_version_1(tmp_path / "m.kst")
-    data = bytearray((tmp_path / "m.kst").read_bytes())
-    data[-5] ^= 0xFF
-    (tmp_path / "m.kst").write_bytes(bytes(data))
-    with pytest.raises(ModelFileError, match="modified after saving"):
-        load(tmp_path / "m.kst")
+# -- earlier formats -----------------------------------------------------------------------------
+def test_format_version_1_is_refused_with_how_to_resave():
+    """A file written before state dicts (tests/data, format version 1) is refused clearly."""
+    with pytest.raises(ModelFileError, match="format version 1.*Refit the model and save it again"):
+        load(os.path.join(DATA, "model_format_v1.kst"))
 
 
 # -- atomic save ---------------------------------------------------------------------------------

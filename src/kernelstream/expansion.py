@@ -117,6 +117,37 @@ class Expansion:
         self.avg_scale_sum /= self.scale
         self.scale = 1.0
 
+    # -- state dict -------------------------------------------------------------------
+    def state_dict(self) -> dict:
+        """Everything a later step or prediction needs: the feature map's configuration, the
+        live coefficients (and averaging sums), the scale, the intercept and the counters."""
+        return {"feature_map": self.feature_map.config(), "n_outputs": self.n_outputs,
+                "dtype": str(self.dtype).removeprefix("torch."), "max_blocks": self.max_blocks,
+                "average_start": self.average_start, "step": self.step, "scale": self.scale,
+                "coef": self.coef, "intercept": self.intercept,
+                "avg_e": None if self._avg_e is None else self._avg_e[: self.n_blocks],
+                "avg_scale_sum": self.avg_scale_sum, "avg_count": self.avg_count,
+                "avg_intercept_sum": self.avg_intercept_sum}
+
+    @classmethod
+    def from_state_dict(cls, state: dict, device="cpu") -> "Expansion":
+        """The expansion of :meth:`state_dict` (copies on ``device``); it continues exactly."""
+        from ._state import feature_map_from_config
+
+        expansion = cls(feature_map_from_config(state["feature_map"]), state["n_outputs"],
+                        dtype=getattr(torch, state["dtype"]), device=device,
+                        max_blocks=state["max_blocks"], average_start=state["average_start"])
+        coef = torch.as_tensor(state["coef"])
+        expansion.n_blocks, expansion.step = coef.shape[0], int(state["step"])
+        expansion._coef = coef.to(expansion.device, expansion.dtype).clone()
+        if expansion._avg_e is not None:
+            expansion._avg_e = torch.as_tensor(state["avg_e"]).to(expansion.device).clone()
+        expansion.scale = float(state["scale"])
+        expansion.intercept = torch.as_tensor(state["intercept"]).to(expansion.device).clone()
+        expansion.avg_scale_sum, expansion.avg_count = float(state["avg_scale_sum"]), int(state["avg_count"])
+        expansion.avg_intercept_sum = torch.as_tensor(state["avg_intercept_sum"]).to(expansion.device).clone()
+        return expansion
+
     def load_prediction_state(self, coef: torch.Tensor, intercept: torch.Tensor, step: int) -> None:
         """Restart from saved prediction coefficients (scale 1, averaging restarted)."""
         self.n_blocks = coef.shape[0]

@@ -1,25 +1,20 @@
 """Save and load fitted models without pickle: one safetensors file, JSON metadata + tensors.
 
-For ``RandomFeatures`` the file holds no tensors, only the feature map's configuration. For the
-DSG estimators the file holds the prediction coefficients ``(n_blocks, r, C)`` (float32
-or float64) and the intercept; for ``AOGDClassifier`` the model, the last iterate and the stream
-statistics (``O(D)`` numbers); for ``GoGPRegressor`` its solver state (inducing set and its
-matrices, or the feature posterior); for ``DSGGaussianProcessRegressor`` the mean's coefficients
-and the variance state (the ``X_variance`` rows with their variances and covariance, or the
-operator's ``D×D`` Cholesky factor). ``partial_fit`` on a loaded online model resumes exactly. A JSON header holds
-the class name, the constructor parameters, the feature map's configuration (kernel, bandwidth,
-seed, block size) and the fitted scalars; the seed, bandwidth and input dimension are stored once,
-in the feature map's configuration, and the fitted ``seed_``, ``sigma_`` and ``n_features_in_``
-are read back from the feature map that predicts. Random-feature weights are not stored: they
-are regenerated from the seed.
+A file is a container for an estimator's :meth:`state_dict` (every estimator has one, as in
+PyTorch): its tensors and numeric arrays are the safetensors entries, everything else (the
+class name, the constructor parameters, the fitted scalars, the feature map's configuration)
+is the JSON header. Loading builds the estimator from its parameters and calls
+``load_state_dict``, so a loaded model predicts as the saved one and an online model's
+``partial_fit`` continues the stream exactly; this module names no estimator's attributes.
+Random-feature weights are never stored: they are regenerated from the seed.
 
-**Checksum (format version 2).** The safetensors metadata holds a SHA-256 of the *whole file*
-(length prefix, JSON header with its padding, kernelstream metadata, tensor data) computed with
-the digest's own 64 characters set to a placeholder, so that any edited, truncated or damaged
-byte is detected before anything is parsed. Files of format version 1 (a digest of the tensor
-bytes only) still load, with a ``UserWarning`` to re-save them. Saving is atomic: the file is
-written to a temporary file in the same directory and moved into place with ``os.replace``.
-Loading builds objects only from a fixed whitelist of classes; nothing in the file is executed.
+**Checksum.** The safetensors metadata holds a SHA-256 of the *whole file* (length prefix, JSON
+header with its padding, kernelstream metadata, tensor data) computed with the digest's own 64
+characters set to a placeholder, so that any edited, truncated or damaged byte is detected
+before anything is parsed. Saving is atomic: the file is written to a temporary file in the
+same directory and moved into place with ``os.replace``. Loading builds objects only from a
+fixed whitelist of classes; nothing in the file is executed. Files of the earlier formats (1
+and 2, before state dicts) are refused with a message saying to refit and save again.
 """
 
 from __future__ import annotations
@@ -29,7 +24,6 @@ import hashlib
 import json
 import os
 import uuid
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -38,7 +32,7 @@ import torch
 __all__ = ["save_model", "load", "ModelFileError"]
 
 FORMAT = "kernelstream"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 #: safetensors metadata key of the whole-file digest, and the placeholder it is hashed with
 _DIGEST_KEY = "kernelstream_sha256"
 _MARKER = b'"' + _DIGEST_KEY.encode() + b'":"'
@@ -52,32 +46,10 @@ class ModelFileError(ValueError):
 
 
 def _registry() -> dict:
-    """Class name -> (class, its fitted attribute, pack, unpack): the only classes a file can
-    name."""
-    from .estimators import (AOGDClassifier, DSGClassifier, DSGDensityRatio,
-                             DSGGaussianProcessRegressor, DSGOneClass, DSGRegressor, GoGPRegressor,
-                             RandomFeatures)
+    """Class name -> class: the only classes a file can name."""
+    from . import estimators
 
-    expansion = ("expansion_", _pack_expansion, _unpack_expansion)
-    return {**{cls.__name__: (cls, *expansion)
-               for cls in (DSGClassifier, DSGRegressor, DSGOneClass, DSGDensityRatio)},
-            AOGDClassifier.__name__: (AOGDClassifier, "coef_", _pack_pairwise, _unpack_pairwise),
-            GoGPRegressor.__name__: (GoGPRegressor, "state_", _pack_gogp, _unpack_gogp),
-            DSGGaussianProcessRegressor.__name__: (DSGGaussianProcessRegressor, "expansion_",
-                                                   _pack_gp, _unpack_gp),
-            RandomFeatures.__name__: (RandomFeatures, "feature_map_", _pack_features,
-                                      _unpack_features)}
-
-
-def _tensor_digest(tensors: dict[str, torch.Tensor]) -> str:
-    """Format version 1's digest: the tensors' names, dtypes, shapes and bytes only."""
-    h = hashlib.sha256()
-    for name in sorted(tensors):
-        t = tensors[name].contiguous()
-        h.update(name.encode())
-        h.update(str(t.dtype).encode() + str(tuple(t.shape)).encode())
-        h.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
-    return h.hexdigest()
+    return {name: getattr(estimators, name) for name in estimators.__all__}
 
 
 def _digest_offset(f, path) -> int | None:
@@ -184,228 +156,74 @@ def _hashable(value):
 def save_model(model, path) -> None:
     """Write the fitted ``model`` (any class of the whitelist) to ``path`` (safetensors),
     atomically and with a whole-file checksum."""
-    from sklearn.utils.validation import check_is_fitted
-
-    entry = _registry().get(type(model).__name__)
-    if entry is None:
+    if _registry().get(type(model).__name__) is not type(model):
         raise TypeError(f"cannot save {type(model).__name__}; supported: {sorted(_registry())}")
-    check_is_fitted(model, entry[1])
-    tensors, extra = entry[2](model)
-    tensors = {name: t.detach().cpu().contiguous() for name, t in tensors.items()}
+    tensors: dict[str, torch.Tensor] = {}
+    state = _to_json(model.state_dict(), "state", tensors)
     params = {k: v for k, v in model.get_params(deep=False).items() if k != "random_state"}
-    fitted = {k: getattr(model, k) for k in _fitted_names(model)}
-    for name in _derived_from_feature_map(model, fitted):
-        del fitted[name]  # stored once, in the feature map's configuration
-    header = {
-        "format": FORMAT,
-        "version": FORMAT_VERSION,
-        "class": type(model).__name__,
-        "params": _jsonable(params),
-        "random_state": _jsonable(model.random_state if isinstance(model.random_state, (int, type(None))) else None),
-        "fitted": _jsonable(fitted),
-        **extra,
-    }
+    random_state = model.random_state if isinstance(model.random_state, (int, type(None))) else None
+    header = {"format": FORMAT, "version": FORMAT_VERSION, "class": type(model).__name__,
+              "library_version": _library_version(), "params": _jsonable(params),
+              "random_state": _jsonable(random_state), "state": state}
     _write_atomic(tensors, {"kernelstream": json.dumps(header)}, path)
 
 
-#: fitted attribute -> the feature map attribute that predicts with it
-_FEATURE_MAP_ATTRIBUTES = {"seed_": "seed", "sigma_": "sigma", "n_features_in_": "n_features_in"}
+def _library_version() -> str:
+    from . import __version__
+
+    return __version__
 
 
-def _model_feature_map(model):
-    """The feature map a model predicts with (``None`` for a linear AOGD model)."""
-    expansion = getattr(model, "expansion_", None)
-    return expansion.feature_map if expansion is not None else getattr(model, "feature_map_", None)
+def _to_json(value, key: str, tensors: dict):
+    """``value`` as JSON, its tensors and numeric arrays moved to ``tensors`` under ``key``."""
+    if isinstance(value, torch.Tensor):
+        tensors[key] = value.detach().cpu().contiguous().clone()
+        return {"__tensor__": key}
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+        tensors[key] = torch.from_numpy(np.ascontiguousarray(value).copy())
+        return {"__ndarray__": key}
+    if isinstance(value, np.ndarray):
+        return {"__array__": _jsonable(value), "dtype": value.dtype.str}
+    if isinstance(value, dict):
+        return {"__map__": {str(k): _to_json(v, f"{key}.{k}", tensors) for k, v in value.items()}}
+    if isinstance(value, (list, tuple)):
+        return [_to_json(v, f"{key}.{i}", tensors) for i, v in enumerate(value)]
+    return _jsonable(value)
 
 
-def _derived_from_feature_map(model, fitted: dict) -> list[str]:
-    """The fitted attributes that equal their feature map's value (so the file keeps one copy)."""
-    fm = _model_feature_map(model)
-    if fm is None:
-        return []
-    return [name for name, key in _FEATURE_MAP_ATTRIBUTES.items()
-            if name in fitted and fitted[name] == getattr(fm, key)]
-
-
-def _restore_from_feature_map(model) -> None:
-    """Set ``seed_``, ``sigma_`` and ``n_features_in_`` from the loaded feature map, the one
-    source of truth (a version 1 file also stored them in its ``fitted`` section)."""
-    fm = _model_feature_map(model)
-    if fm is not None:
-        for name, key in _FEATURE_MAP_ATTRIBUTES.items():
-            setattr(model, name, getattr(fm, key))
-
-
-_ARRAYS = ("classes_", "feature_names_in_", "y_offset_", "y_scale_")
-
-
-_FITTED = ("n_features_in_", "seed_", "sigma_", "n_components_", "t_", "n_iter_", *_ARRAYS,
-           "n_outputs_", "_y_1d", "threshold_", "n_averaged_", "kl_divergence_",
-           "_noise_z", "noise_", "amplitude_", "theta_", "_sq_sum", "_n_online", "n_inducing_",
-           "progressive_rmse_", "n_features_", "step_size_", "n_step_halvings_", "residual_norms_",
-           "operator_blocks_", "_operator_noise", "step_scale_", "variance_method_")
-
-
-def _fitted_names(model) -> list[str]:
-    """The fitted scalars (and small label arrays) a class has; its tensors travel separately."""
-    return [name for name in _FITTED if hasattr(model, name)]
-
-
-def _feature_map(config: dict | None):
-    """The feature map of a saved ``FeatureMap.config()``: weights regenerated from the seed."""
-    from .features import make_feature_map
-
-    if config is None:
-        return None
-    config = dict(config)
-    kernel, d, sigma = config.pop("kernel"), config.pop("n_features_in"), config.pop("sigma")
-    r, seed = config.pop("block_size"), config.pop("seed")
-    return make_feature_map(kernel, d, sigma, r, seed, kernel_params=config)
-
-
-def _pack_expansion(model) -> tuple[dict, dict]:
-    """DSG estimators: the prediction coefficients ``(n_blocks, r, C)`` and the intercept."""
-    expansion = model.expansion_
-    coef, intercept = expansion.prediction_parameters()
-    return {"coef": coef, "intercept": intercept}, {
-        "feature_map": expansion.feature_map.config(), "step": expansion.step,
-        "max_blocks": expansion.max_blocks, "average_start": expansion.average_start}
-
-
-def _unpack_expansion(model, header: dict, tensors: dict, device) -> None:
-    from .expansion import Expansion
-
-    coef, intercept = tensors["coef"], tensors["intercept"]
-    expansion = Expansion(_feature_map(header["feature_map"]), coef.shape[2], dtype=coef.dtype,
-                          device=device, max_blocks=header["max_blocks"],
-                          average_start=header["average_start"])
-    expansion.load_prediction_state(coef, intercept, header["step"])
-    model.expansion_ = expansion
-
-
-def _pack_features(model) -> tuple[dict, dict]:
-    """RandomFeatures: no tensors, only the feature map's configuration (weights come from
-    the seed)."""
-    return {}, {"feature_map": model.feature_map_.config()}
-
-
-def _unpack_features(model, header: dict, tensors: dict, device) -> None:
-    model._set_feature_map(_feature_map(header["feature_map"]))
-
-
-def _pack_pairwise(model) -> tuple[dict, dict]:
-    """AOGD: the scored model, the last iterate and the stream statistics (``O(D)`` numbers), so
-    ``partial_fit`` on the loaded model continues the stream exactly."""
-    state = model.state_
-    tensors = {"coef": torch.tensor(model.coef_), "iterate": torch.tensor(model.iterate_),  # copies
-               "sums": state.sums, "counts": state.counts, "random": state.random}
-    fm = model.feature_map_
-    return tensors, {"feature_map": None if fm is None else fm.config(), "stream_t": state.t}
-
-
-def _unpack_pairwise(model, header: dict, tensors: dict, device) -> None:
-    from .solvers.pairwise import PairwiseState
-
-    model.feature_map_ = _feature_map(header["feature_map"])
-    model.coef_, model.iterate_ = tensors["coef"].numpy(), tensors["iterate"].numpy()
-    if model.coef_.shape != (model.n_components_,) or model.iterate_.shape != model.coef_.shape:
-        raise ValueError("coefficient shapes do not match n_components_")
-    own = {name: tensors[name].clone().to(device) for name in ("sums", "counts", "random")}
-    model.state_ = PairwiseState(own["sums"], own["counts"], own["random"], int(header["stream_t"]))
-
-
-def _pack_gogp(model) -> tuple[dict, dict]:
-    """GoGP: every attribute of the solver state (inducing set, inverse Gram, RLS matrices,
-    weights; or the feature posterior), tensors as tensors and the rest as JSON, so that
-    ``partial_fit`` on the loaded model continues exactly. The kernel is the feature map's."""
-    tensors, scalars = {}, {}
-    for name, value in vars(model.state_).items():
-        if isinstance(value, torch.Tensor):
-            tensors[f"state.{name}"] = value
-        elif isinstance(value, dict) and value and all(isinstance(v, torch.Tensor) for v in value.values()):
-            tensors.update({f"state.{name}.{key}": v for key, v in value.items()})
-        elif name not in ("kernel", "_opts"):
-            scalars[name] = _jsonable(value)
-    return tensors, {"feature_map": model.feature_map_.config(), "state": scalars}
-
-
-def _unpack_gogp(model, header: dict, tensors: dict, device) -> None:
-    from .solvers.gogp import GoGPKernelState
-    from .solvers.gogp_rf import GoGPFeatureState
-
-    model.feature_map_ = _feature_map(header["feature_map"])
-    cls = GoGPKernelState if model.variant == "kernel" else GoGPFeatureState  # not from the file
-    state = cls.__new__(cls)
-    state.__dict__.update(header["state"])
-    for key, value in tensors.items():
-        _, name, *item = key.split(".")
-        value = value.clone()  # own, aligned memory (not a view of the file's buffer)
-        if item:
-            state.__dict__.setdefault(name, {})[item[0]] = value.to(device)
-        else:
-            setattr(state, name, value.to(device))
-    if cls is GoGPKernelState:
-        state.kernel, state._opts = model.feature_map_.kernel, dict(dtype=torch.float64, device=device)
-    model.state_ = state
-
-
-#: the GP's variance state: route (a) at the ``X_variance`` rows, route (b) the operator's factor
-_GP_TENSORS = {"X_variance": "X_variance_", "variance": "variance_", "cov": "_cov",
-               "operator_cholesky": "_operator_cholesky"}
-
-
-#: route (c): the landmark rows and the two factors of :class:`LandmarkVariance`
-_GP_LANDMARK_TENSORS = {"landmarks": "landmarks", "landmark_kmm_cholesky": "kmm_cholesky",
-                        "landmark_inner_cholesky": "inner_cholesky"}
-
-
-def _pack_gp(model) -> tuple[dict, dict]:
-    """The GP: the mean's expansion plus whichever variance state ``fit`` built."""
-    tensors, extra = _pack_expansion(model)
-    for key, name in _GP_TENSORS.items():
-        value = getattr(model, name, None)
-        if value is not None:
-            tensors[key] = torch.as_tensor(value).clone()
-    landmark = getattr(model, "_landmark_variance", None)
-    if landmark is not None:
-        for key, name in _GP_LANDMARK_TENSORS.items():
-            tensors[key] = getattr(landmark, name).clone()
-    return tensors, extra
-
-
-def _unpack_gp(model, header: dict, tensors: dict, device) -> None:
-    _unpack_expansion(model, header, tensors, device)
-    model.feature_map_ = model.expansion_.feature_map
-    for key, name in _GP_TENSORS.items():
-        if key in tensors:
-            value = tensors[key].clone()
-            setattr(model, name, value.to(device) if key == "operator_cholesky" else value.numpy())
-    if "X_variance" in tensors:
-        model._row_index = {row.tobytes(): i for i, row in enumerate(model.X_variance_)}
-        model._cov = getattr(model, "_cov", None)
-    if not hasattr(model, "variance_method_"):  # saved before the "auto" and landmark routes
-        model.variance_method_ = model.variance_method
-    if "landmarks" in tensors:
-        from .solvers.gp_variance import LandmarkVariance
-
-        model._landmark_variance = LandmarkVariance(
-            *(tensors[key].clone().to(device) for key in _GP_LANDMARK_TENSORS), model._noise_z)
+def _from_state_json(value, tensors: dict):
+    """The inverse of :func:`_to_json`."""
+    if isinstance(value, dict):
+        if "__tensor__" in value:
+            return tensors[value["__tensor__"]]
+        if "__ndarray__" in value:
+            return tensors[value["__ndarray__"]].numpy().copy()
+        if "__array__" in value:
+            return np.asarray(value["__array__"], dtype=np.dtype(value["dtype"]))
+        return {k: _from_state_json(v, tensors) for k, v in value["__map__"].items()}
+    if isinstance(value, list):
+        return [_from_state_json(v, tensors) for v in value]
+    return value
 
 
 def _read(path) -> tuple[dict, dict[str, torch.Tensor]]:
-    """Header and tensors of a model file, its checksum verified (whole file from version 2)."""
+    """Header and tensors of a model file, its whole-file checksum verified."""
     path = Path(path)
     if not path.is_file():
         raise ModelFileError(f"No model file at {str(path)!r}; check the path (save with model.save(path)).")
     whole_file = _verify_file_digest(path)
     header, tensors = _parse(path)
     version = header.get("version")
-    if header.get("format") != FORMAT or version not in (1, FORMAT_VERSION):
-        raise ModelFileError(f"{str(path)!r} is not a kernelstream model of format version 1 or "
-                             f"{FORMAT_VERSION}.")
-    if version == 1 and not whole_file:
-        _check_version_1(path, header, tensors)
-    elif not whole_file:
+    if header.get("format") != FORMAT:
+        raise ModelFileError(f"{str(path)!r} is not a kernelstream model.")
+    if version in (1, 2):
+        raise ModelFileError(f"{str(path)!r} has model format version {version}, written before "
+                             "models were stored as state dicts; this kernelstream reads format "
+                             f"{FORMAT_VERSION}. Refit the model and save it again.")
+    if version != FORMAT_VERSION:
+        raise ModelFileError(f"{str(path)!r} has model format version {version!r}; this "
+                             f"kernelstream reads format {FORMAT_VERSION}. Upgrade kernelstream.")
+    if not whole_file:
         raise ModelFileError(f"{str(path)!r} is truncated or corrupt, or was modified after "
                              "saving: its checksum field is missing. Re-save the model.")
     return header, tensors
@@ -427,43 +245,25 @@ def _parse(path: Path) -> tuple[dict, dict[str, torch.Tensor]]:
     return header, tensors
 
 
-def _check_version_1(path: Path, header: dict, tensors: dict) -> None:
-    """Format version 1: only the tensors are checksummed; warn that the header is not."""
-    if _tensor_digest(tensors) != header.get("sha256"):
-        raise ModelFileError(f"{str(path)!r} is truncated or corrupt, or was modified after "
-                             "saving: its checksum does not match. Re-save the model.")
-    warnings.warn(f"{str(path)!r} has model format version 1, whose checksum covers the "
-                  "tensors but not the header (kernel, seed, parameters); an edited header "
-                  f"would go unnoticed. Load it and save it again (model.save(path)) to get "
-                  f"format version {FORMAT_VERSION}, which checksums the whole file.",
-                  UserWarning, stacklevel=3)
-
-
 def load(path):
     """Load a model saved with ``model.save(path)``; it predicts exactly as the saved model.
 
     Raises
     ------
     ModelFileError
-        If the file is missing, truncated, edited, or not a kernelstream model.
+        If the file is missing, truncated, edited, of an earlier format, or not a kernelstream
+        model.
     """
-    from ._device import resolve_device
-
     header, tensors = _read(path)
     name = header.get("class")
-    entry = _registry().get(name) if isinstance(name, str) else None
-    if entry is None:
+    cls = _registry().get(name) if isinstance(name, str) else None
+    if cls is None:
         raise ModelFileError(f"Unknown model class {name!r} in {str(path)!r}; only "
                              f"{sorted(_registry())} can be loaded.")
-    cls, _, _, unpack = entry
     try:
         model = cls(**_from_json(header["params"]), random_state=header["random_state"])
-        for name, value in _from_json(header["fitted"]).items():
-            setattr(model, name, np.asarray(value) if name in _ARRAYS and isinstance(value, list) else value)
-        device = resolve_device(model.device)
-        unpack(model, header, tensors, device)
-        _restore_from_feature_map(model)
-    except (KeyError, TypeError, ValueError, IndexError) as exc:
-        raise ModelFileError(f"{str(path)!r} has an inconsistent header ({exc}); re-save the model.") from None
-    model.device_ = device
+        model.load_state_dict(_from_state_json(header["state"], tensors))
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        raise ModelFileError(f"{str(path)!r} has an inconsistent header ({type(exc).__name__}: "
+                             f"{exc}); re-save the model.") from None
     return model

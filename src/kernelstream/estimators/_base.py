@@ -26,6 +26,7 @@ from ..features import KERNELS, kernel_class, make_feature_map, resolve_sigma
 from ..features.additive import check_non_negative
 from ..schedules import make_schedule
 from ..solvers import DSGConfig, dsg_step
+from .._state import EstimatorState
 from ._progress import StreamProgress, progress_bar
 from ._rollback import unchanged_on_error
 
@@ -50,8 +51,11 @@ def assign_parameters(estimator, arguments: dict) -> None:
             setattr(estimator, name, value)
 
 
-class DSGBase(BaseEstimator):
+class DSGBase(EstimatorState, BaseEstimator):
     """Parameters, fitting loop and persistence shared by DSGRegressor and DSGClassifier."""
+
+    _state_attributes = ("n_features_in_", "feature_names_in_", "seed_", "sigma_", "n_components_",
+                         "t_", "n_iter_", "expansion_", "_pending")
 
     _parameter_constraints: dict = {
         "kernel": [str],
@@ -292,6 +296,10 @@ class DSGBase(BaseEstimator):
         X = self._validate_X(X, reset=False)
         return predict_in_row_chunks(self.expansion_.predict, X, self._torch_dtype(), self.device_,
                                      self.expansion_.n_outputs)
+
+    def _state_builders(self, device) -> dict:
+        return {"expansion_": lambda state: Expansion.from_state_dict(state, device),
+                "_pending": lambda rows: None if rows is None else tuple(rows)}
 
     def _check_has_stepped(self) -> None:
         """``NotFittedError`` before the first step, saying why when rows are still buffered."""

@@ -18,6 +18,7 @@ from .._validation import Integral, Interval, Real, StrOptions, check_magnitude
 from ..features import KERNELS, make_feature_map, resolve_sigma
 from ..schedules import SCHEDULES, make_schedule
 from ..solvers.pairwise import PAIRWISE_LOSSES, PairwiseState, aogd_chunk
+from .._state import EstimatorState, feature_map_from_config
 from ._base import assign_parameters
 from ._labels import fit_or_check_labels
 from ._progress import StreamProgress, progress_bar
@@ -37,7 +38,7 @@ def bernoulli_coins(seed: int, start: int, n: int, p: float, device=None) -> tor
     return (bits.to(torch.float64) + 0.5) * 2.0**-32 < p
 
 
-class AOGDClassifier(ClassifierMixin, BaseEstimator):
+class AOGDClassifier(EstimatorState, ClassifierMixin, BaseEstimator):
     """Online AUC maximisation on random Fourier features (AOGD, Algorithm 1).
 
     Each new example ``z_t = ψ(x_t)`` is paired with the running mean ``z̄`` of the opposite
@@ -138,6 +139,10 @@ class AOGDClassifier(ClassifierMixin, BaseEstimator):
     >>> clf.score(X[1500:], y[1500:]) > 0.95  # ROC AUC
     True
     """
+
+    _state_attributes = ("n_features_in_", "feature_names_in_", "classes_", "seed_", "sigma_",
+                         "n_components_", "feature_map_", "state_", "coef_", "iterate_",
+                         "n_averaged_", "step_scale_", "threshold_", "t_", "n_iter_")
 
     _parameter_constraints = {
         "loss": [StrOptions(set(PAIRWISE_LOSSES))],
@@ -358,6 +363,11 @@ class AOGDClassifier(ClassifierMixin, BaseEstimator):
         y = fit_or_check_labels(self, y, first=first, classes=classes, loss=self.loss,
                                 max_classes=2, reason="AOGD is bipartite ranking")
         return np.where(y == self.classes_[1], 1, -1)
+
+    def _state_builders(self, device) -> dict:
+        return {"feature_map_": feature_map_from_config,
+                "state_": lambda state: PairwiseState.empty(self.n_components_, device=device)
+                .load_state_dict(state, device)}
 
     def _unchanged_on_error(self):
         """Restore every attribute, and the solver state, if the body raises."""

@@ -72,6 +72,8 @@ class DSGClassifier(ClassifierMixin, DSGBase):
     1.0
     """
 
+    _state_attributes = DSGBase._state_attributes + ("classes_",)
+
     _parameter_constraints = {
         **DSGBase._parameter_constraints,
         "loss": [StrOptions(CLASSIFICATION_LOSSES)],

@@ -22,6 +22,7 @@ from ..features import KERNELS, make_feature_map, resolve_sigma
 from ..solvers.gogp import GoGPKernelState
 from ..solvers.gogp_rf import GoGPFeatureState
 from ..solvers.gp_evidence import fit_gp_hyperparameters, kernel_of_sigma
+from .._state import EstimatorState, feature_map_from_config
 from ._base import assign_parameters
 from ._progress import StreamProgress, progress_bar
 from ._rollback import unchanged_on_error
@@ -32,7 +33,7 @@ __all__ = ["GoGPRegressor"]
 MAX_EVIDENCE_POINTS = 500
 
 
-class GoGPRegressor(RegressorMixin, BaseEstimator):
+class GoGPRegressor(EstimatorState, RegressorMixin, BaseEstimator):
     """Online Gaussian-process regression with an inducing set chosen by distance to its span.
 
     A point joins the inducing set ``U`` when its posterior standard deviation given ``U``
@@ -122,6 +123,11 @@ class GoGPRegressor(RegressorMixin, BaseEstimator):
     >>> model.n_inducing_ < 40, round(model.progressive_rmse_, 2)
     (True, 0.1)
     """
+
+    _state_attributes = ("n_features_in_", "feature_names_in_", "seed_", "sigma_", "noise_",
+                         "amplitude_", "theta_", "y_offset_", "y_scale_", "_noise_z",
+                         "feature_map_", "state_", "_sq_sum", "_n_online", "n_inducing_", "t_",
+                         "progressive_rmse_")
 
     _parameter_constraints: dict = {
         "kernel": [str],
@@ -331,6 +337,17 @@ class GoGPRegressor(RegressorMixin, BaseEstimator):
         self.n_inducing_ = self._size()
         self.t_ = self.state_.t
         self.progressive_rmse_ = self._progressive_rmse()
+
+    def _state_builders(self, device) -> dict:
+        return {"feature_map_": feature_map_from_config, "state_": lambda state: self._empty_state(
+            device).load_state_dict(state, device)}
+
+    def _empty_state(self, device):
+        """A solver state of this model's variant, to be filled by ``load_state_dict``."""
+        if self.variant == "kernel":
+            return GoGPKernelState(self.feature_map_.kernel, 1.0, 0.0,
+                                   n_features_in=self.feature_map_.n_features_in, device=device)
+        return GoGPFeatureState(self.n_components, 1.0, device=device)
 
     def _expected_failed_checks(self) -> dict[str, str]:
         """scikit-learn checks this estimator fails by design (:mod:`kernelstream.conformance`)."""

@@ -22,6 +22,7 @@ from ..solvers.gp_dual import (kernel_diagonal, kernel_in_chunks, nystrom_factor
 from ..solvers.gp_evidence import fit_gp_hyperparameters_coarse_to_fine, kernel_of_sigma
 from ..solvers.gp_variance import (LandmarkVariance, dual_fit_bytes, landmark_bytes,
                                    operator_bytes, targets_bytes)
+from .._state import EstimatorState
 from ._base import assign_parameters
 from ._rollback import unchanged_on_error
 
@@ -38,7 +39,7 @@ MEMORY_FRACTION = 0.8
 MIN_NOISE = 1e-6
 
 
-class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
+class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator):
     """Gaussian-process regression whose posterior is computed from seeded random-feature blocks.
 
     Posterior (Rasmussen & Williams eq. 2.25-2.26, Dai et al. eq. 9), prior ``f ~ GP(0, a k_σ)``
@@ -196,6 +197,13 @@ class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
     >>> np.round(mean[:3], 1) + 0.0, np.round(std, 1)  # std of y: noise 0.1 near the data
     (array([-0.9,  0. ,  0.9]), array([0.1, 0.1, 0.1, 1. ]))
     """
+
+    _state_attributes = ("n_features_in_", "feature_names_in_", "seed_", "sigma_", "noise_",
+                         "amplitude_", "_noise_z", "n_outputs_", "_y_1d", "y_offset_", "y_scale_",
+                         "variance_method_", "expansion_", "n_features_", "n_iter_", "step_size_",
+                         "n_step_halvings_", "residual_norms_", "X_variance_", "variance_", "_cov",
+                         "operator_blocks_", "_operator_cholesky", "_operator_noise",
+                         "_landmark_variance")
 
     _parameter_constraints = {
         "kernel": [str],
@@ -530,6 +538,20 @@ class DSGGaussianProcessRegressor(RegressorMixin, BaseEstimator):
         else:
             cov = self._operator_noise * Z.T @ Z + torch.diag(missed)
         return cov.cpu().numpy()
+
+    # -- state ----------------------------------------------------------------------------
+    def _state_builders(self, device) -> dict:
+        own = lambda value: torch.as_tensor(value).clone().to(device)  # noqa: E731
+        return {"expansion_": lambda state: Expansion.from_state_dict(state, device),
+                "_operator_cholesky": own,
+                "_landmark_variance": lambda state: LandmarkVariance(
+                    own(state["landmarks"]), own(state["kmm_cholesky"]),
+                    own(state["inner_cholesky"]), float(state["noise"]))}
+
+    def _after_load_state(self) -> None:
+        self.feature_map_ = self.expansion_.feature_map
+        if getattr(self, "X_variance_", None) is not None:
+            self._row_index = {row.tobytes(): i for i, row in enumerate(self.X_variance_)}
 
     # -- validation -----------------------------------------------------------------------
     def _check_test_points(self, X, name: str) -> np.ndarray:

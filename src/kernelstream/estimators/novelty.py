@@ -18,6 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._validation import Interval, Real
 from ..losses import get_loss
 from ..solvers import DSGConfig
+from .._state import random_state_from_state
 from .._threads import respects_n_jobs
 from ._base import MIN_STEPS, DSGBase, assign_parameters
 
@@ -154,6 +155,11 @@ class DSGDensityRatio(DSGBase):
     >>> bool(abs(est.log_ratio([[0.0]])[0] - true) < 0.15)
     True
     """
+
+    _state_attributes = DSGBase._state_attributes + ("kl_divergence_", "_rng_state")
+
+    def _state_builders(self, device) -> dict:
+        return {**super()._state_builders(device), "_rng_state": random_state_from_state}
 
     def __init__(self, *, kernel="rbf", sigma="median", sigma_scale=0.5, kernel_params=None,
                  alpha=1e-6, batch_size=2048, block_size=1024, max_iter="auto",

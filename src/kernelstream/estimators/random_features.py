@@ -13,6 +13,7 @@ from .._threads import respects_n_jobs
 from .._validation import Integral, Interval, Real, StrOptions
 from ..features import FeatureMap, kernel_class, make_feature_map, resolve_sigma
 from ..features.additive import check_non_negative
+from .._state import EstimatorState, feature_map_from_config
 from ._base import assign_parameters
 
 __all__ = ["RandomFeatures"]
@@ -20,7 +21,8 @@ __all__ = ["RandomFeatures"]
 _ROWS_PER_CHUNK = 4096  # transform evaluates this many rows at a time
 
 
-class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class RandomFeatures(EstimatorState, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+                     BaseEstimator):
     """Random features ``Φ(x)`` with ``Φ(x)ᵀΦ(y) ≈ k(x, y)``, drawn in seeded blocks.
 
     The same blocks (a pure function of ``(random_state, j)``) that the DSG estimators
@@ -70,6 +72,8 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
     >>> rf.get_feature_names_out()[:2].tolist()
     ['randomfeatures0', 'randomfeatures1']
     """
+
+    _state_attributes = ("n_features_in_", "feature_names_in_", "feature_map_")
 
     _parameter_constraints = {
         "kernel": [str],
@@ -129,6 +133,12 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
                              f"{self.block_size} needs a block of {block_size} features, which "
                              f"kernel {self.kernel!r} cannot draw ({exc}). Choose n_components "
                              "(and block_size) accordingly.") from None
+
+    def _state_builders(self, device) -> dict:
+        return {"feature_map_": feature_map_from_config}
+
+    def _after_load_state(self) -> None:
+        self._set_feature_map(self.feature_map_)
 
     def _set_feature_map(self, feature_map: FeatureMap) -> None:
         """Fitted state of ``feature_map`` (from ``fit`` or a model file): the map, the map of

@@ -113,6 +113,8 @@ class DSGRegressor(RegressorMixin, DSGBase):
         "quantile": [Interval(Real, 0, 1, closed="neither")],
     }
 
+    _state_attributes = DSGBase._state_attributes + ("n_outputs_", "_y_1d", "y_offset_", "y_scale_")
+
     def __init__(self, *, loss="squared", epsilon=0.1, quantile=0.5, kernel="rbf", sigma="median",
                  sigma_scale=0.5, kernel_params=None, alpha=1e-6, batch_size=2048,
                  block_size=1024, max_iter="auto", learning_rate="inverse", eta0=2.0, t0=1.0,

@@ -42,6 +42,8 @@ from typing import Callable
 
 import torch
 
+from .._state import SolverState
+
 __all__ = ["GoGPKernelState", "schur_grow", "schur_shrink"]
 
 Kernel = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
@@ -65,12 +67,15 @@ def schur_shrink(Ginv: torch.Tensor, j: int) -> torch.Tensor:
     return reduced[keep][:, keep]
 
 
-class GoGPKernelState:
+class GoGPKernelState(SolverState):
     """Inducing set, ``(K_UU + s²I)⁻¹`` and the mean learner of the GoGP kernel variant.
 
     All tensors float64 on one device; no scikit-learn. ``update`` learns one point (returning
     the prediction made *before* learning it); ``predict`` gives mean and latent variance.
     """
+
+    _state_fields = ("noise", "theta", "solver", "max_inducing", "n_neighbors", "average", "z_max",
+                     "n_total", "size", "t", "n_removed", "_Ub", "_mats", "_vecs")
 
     def __init__(self, kernel: Kernel, noise: float, theta: float, *, solver: str = "rls",
                  max_inducing: int | None = None, n_neighbors: int | None = None,

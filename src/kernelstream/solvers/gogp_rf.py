@@ -15,11 +15,15 @@ from __future__ import annotations
 
 import torch
 
+from .._state import SolverState
+
 __all__ = ["GoGPFeatureState"]
 
 
-class GoGPFeatureState:
+class GoGPFeatureState(SolverState):
     """Posterior of ``w`` (or the SGD iterate) over ``D`` random features; float64 tensors."""
+
+    _state_fields = ("noise", "solver", "average", "z_max", "n_total", "Sigma", "w", "w_avg", "t")
 
     def __init__(self, n_components: int, noise: float, *, solver: str = "rls",
                  average: bool = False, z_max: float = 1.0, n_total: int = 1, device=None) -> None:

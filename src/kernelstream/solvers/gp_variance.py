@@ -36,6 +36,11 @@ class LandmarkVariance:
     inner_cholesky: torch.Tensor  # R
     noise: float
 
+    def state_dict(self) -> dict:
+        """The landmark rows, both factors and the noise (``16·M² + 8·M·d`` bytes)."""
+        return {"landmarks": self.landmarks, "kmm_cholesky": self.kmm_cholesky,
+                "inner_cholesky": self.inner_cholesky, "noise": self.noise}
+
     @classmethod
     def from_factors(cls, X: torch.Tensor, factors: NystromFactors) -> "LandmarkVariance":
         """Keep the landmark rows of ``X`` (float64) and the factors ``L``, ``R``."""

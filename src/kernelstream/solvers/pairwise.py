@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+from .._state import SolverState
+
 from ..losses import get_loss
 
 __all__ = ["PAIRWISE_LOSSES", "PairwiseState", "pair_directions", "chunk_update", "aogd_chunk",
@@ -56,7 +58,7 @@ def pairwise_loss_value(name: str, u: torch.Tensor) -> torch.Tensor:
 
 
 @dataclass
-class PairwiseState:
+class PairwiseState(SolverState):
     """Per-class running sums, counts and one random past example: ``O(D)`` numbers.
 
     Row 0 is the negative class, row 1 the positive class.
@@ -67,6 +69,8 @@ class PairwiseState:
     random: torch.Tensor   # (2, D) the random past example of each class
     t: int = 0             # examples seen
     extra: dict = field(default_factory=dict)
+
+    _state_fields = ("sums", "counts", "random", "t")
 
     @classmethod
     def empty(cls, n_components: int, dtype=torch.float64, device=None) -> "PairwiseState":
