@@ -18,6 +18,8 @@ random-feature model, constant cost per step.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import torch
 
 from .features.base import FeatureMap
@@ -61,6 +63,7 @@ class Expansion:
         self.avg_count = 0  # N
         self.avg_intercept_sum = torch.zeros_like(self.intercept)
         self._prediction = None  # cached (coef, intercept) used by predict and save
+        self._journal = None  # inside transaction(): what a rollback restores
 
     # -- state -------------------------------------------------------------------------
     @property
@@ -102,6 +105,8 @@ class Expansion:
         if block >= self.n_blocks:
             self._grow(block + 1)
             self.n_blocks = block + 1
+        elif self._journal is not None:
+            self._journal.remember(self, block)
         stored = delta / self.scale  # a_t / s
         self._coef[block] += stored.to(self.dtype)
         self.intercept += intercept_delta.to(torch.float64)
@@ -113,9 +118,32 @@ class Expansion:
 
     def _renormalise(self) -> None:
         # c ← c s, S ← S / s, s ← 1 keeps both c s and (c S − e) unchanged.
+        if self._journal is not None:
+            self._journal.remember_all(self)
         self._coef[: self.n_blocks] *= self.scale
         self.avg_scale_sum /= self.scale
         self.scale = 1.0
+
+    # -- rollback -----------------------------------------------------------------------
+    @contextmanager
+    def transaction(self):
+        """Undo every step taken in the body if it raises, bit for bit.
+
+        Costs the scalars plus one copy of each *revisited* block (a budget reuses blocks; new
+        blocks are simply dropped) — the work of the steps, never a copy of the model — and one
+        copy of the live coefficients if the lazy scale is folded in meanwhile (rare).
+        """
+        if self._journal is not None:  # nested: the outer transaction restores
+            yield
+            return
+        self._journal = _Journal(self)
+        try:
+            yield
+        except BaseException:
+            self._journal.restore(self)
+            raise
+        finally:
+            self._journal = None
 
     # -- state dict -------------------------------------------------------------------
     def state_dict(self) -> dict:
@@ -203,3 +231,40 @@ def _resized(tensor: torch.Tensor, capacity: int) -> torch.Tensor:
     out = torch.zeros((capacity, *tensor.shape[1:]), dtype=tensor.dtype, device=tensor.device)
     out[: tensor.shape[0]] = tensor
     return out
+
+
+class _Journal:
+    """What :meth:`Expansion.transaction` restores: the scalars at its start and each block
+    (coefficients and averaging sums) before the body first changed it."""
+
+    def __init__(self, expansion: Expansion):
+        e = expansion
+        self.n_blocks, self.step, self.scale = e.n_blocks, e.step, e.scale
+        self.avg_scale_sum, self.avg_count = e.avg_scale_sum, e.avg_count
+        self.intercept, self.avg_intercept_sum = e.intercept.clone(), e.avg_intercept_sum.clone()
+        self.blocks: dict[int, tuple] = {}
+        self.all_blocks = None  # every live block, once the scale was folded in
+
+    def remember(self, e: Expansion, block: int) -> None:
+        if self.all_blocks is None and block < self.n_blocks and block not in self.blocks:
+            avg = None if e._avg_e is None else e._avg_e[block].clone()
+            self.blocks[block] = (e._coef[block].clone(), avg)
+
+    def remember_all(self, e: Expansion) -> None:
+        if self.all_blocks is None:
+            self.all_blocks = e._coef[: self.n_blocks].clone()
+
+    def restore(self, e: Expansion) -> None:
+        if self.all_blocks is not None:
+            e._coef[: self.n_blocks] = self.all_blocks
+        for block, (coef, avg) in self.blocks.items():
+            e._coef[block] = coef
+            if avg is not None:
+                e._avg_e[block] = avg
+        e._coef[self.n_blocks : e.n_blocks] = 0  # blocks the body added
+        if e._avg_e is not None:
+            e._avg_e[self.n_blocks : e.n_blocks] = 0
+        e.n_blocks, e.step, e.scale = self.n_blocks, self.step, self.scale
+        e.avg_scale_sum, e.avg_count = self.avg_scale_sum, self.avg_count
+        e.intercept, e.avg_intercept_sum = self.intercept, self.avg_intercept_sum
+        e._prediction = None

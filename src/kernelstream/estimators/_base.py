@@ -7,6 +7,7 @@ Estimators validate input, convert it to tensors on the chosen device, and call 
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager, nullcontext
 
 import numpy as np
 import scipy.sparse as sp
@@ -225,9 +226,14 @@ class DSGBase(EstimatorState, BaseEstimator):
             wt = torch.as_tensor(wb, dtype=dtype, device=device)
             yield Xb.shape[0], dsg_step(expansion, loss, Xt, yt, wt, config)
 
-    def _unchanged_on_error(self, mutates_expansion: bool = False):
-        """Restore every attribute (and the expansion's coefficients) if the body raises."""
-        return unchanged_on_error(self, ("expansion_",) if mutates_expansion else ())
+    @contextmanager
+    def _unchanged_on_error(self):
+        """Restore every attribute, and undo the expansion's steps, if the body raises (no copy
+        of the model: :meth:`Expansion.transaction`)."""
+        expansion = getattr(self, "expansion_", None)
+        with unchanged_on_error(self), (expansion.transaction() if expansion is not None
+                                        else nullcontext()):
+            yield
 
     @respects_n_jobs
     def _fit(self, X, y, sample_weight=None):
@@ -249,7 +255,7 @@ class DSGBase(EstimatorState, BaseEstimator):
         Rows wait in a buffer until a batch is full, so the model is a function of the stream's
         rows, not of how it is chunked; the first batch fixes the bandwidth and the target
         scaling."""
-        with self._unchanged_on_error(mutates_expansion=True):
+        with self._unchanged_on_error():
             first = not hasattr(self, "n_features_in_")
             X, y, weight = self._validated(X, y, sample_weight, first=first, classes=classes)
             X, y, weight = _prepend(getattr(self, "_pending", None), X, y, weight)

@@ -186,8 +186,13 @@ class GoGPRegressor(EstimatorState, RegressorMixin, BaseEstimator):
 
     @respects_n_jobs
     def partial_fit(self, X, y):
-        """Predict-then-learn each row in order; the first call fixes the hyper-parameters."""
-        with self._unchanged_on_error():
+        """Predict-then-learn each row in order; the first call fixes the hyper-parameters.
+
+        A failed call leaves the model unchanged: a one-row call checks its numbers before it
+        commits them (no copy); a call of several rows copies the solver state once.
+        """
+        n_rows = X.shape[0] if hasattr(X, "shape") else len(X)
+        with self._unchanged_on_error(copy_state=n_rows > 1):
             first = not hasattr(self, "state_")
             if first:
                 self._validate_params()
@@ -196,13 +201,11 @@ class GoGPRegressor(EstimatorState, RegressorMixin, BaseEstimator):
             if first:
                 self._initialise(X, y, X.shape[0], n_total=0,
                                  rng=check_random_state(self.random_state))
-            self.state_.n_total += X.shape[0]
             Xt = to_tensor(X, torch.float64, self.device_)
             z = (y - self.y_offset_) / self.y_scale_
             if not hasattr(self, "_stream_progress"):
                 self._stream_progress = StreamProgress(type(self).__name__)
-            for i in range(X.shape[0]):
-                self._learn(Xt[i], z[i], 1.0, record=True)
+            self._learn_rows(Xt, z)
             self._stream_progress.update(self.verbose, X.shape[0], inducing=self._size(),
                                          rmse=f"{self._progressive_rmse():.4g}")
             self._finish()
@@ -311,16 +314,22 @@ class GoGPRegressor(EstimatorState, RegressorMixin, BaseEstimator):
         check_magnitude(X, np.float64)
         return X
 
+    def _learn_rows(self, Xt: torch.Tensor, z: np.ndarray) -> None:
+        """Predict-then-learn each row; ``n_total`` (the paper's N) counts them, and is put back
+        if a row fails (the rows' own updates commit only when their numbers are finite)."""
+        self.state_.n_total += Xt.shape[0]
+        try:
+            for i in range(Xt.shape[0]):
+                self._learn(Xt[i], z[i], 1.0, record=True)
+        except BaseException:
+            self.state_.n_total -= Xt.shape[0]
+            raise
+
     def _learn(self, x: torch.Tensor, z: float, weight: float, record: bool, bar=None) -> None:
         if self.variant == "kernel":
             mean = self.state_.update(x, float(z), weight)
         else:
             mean = self.state_.update(self._features(x[None])[0], float(z), weight)
-        if not math.isfinite(mean):
-            raise FloatingPointError(
-                f"GoGP produced a non-finite prediction at point {self.state_.t}: the kernel "
-                "matrix of the inducing set is numerically singular at these hyper-parameters. "
-                "Standardise X, or set a larger noise.")
         if bar is not None:
             bar.update(1)
         if record:
@@ -358,6 +367,6 @@ class GoGPRegressor(EstimatorState, RegressorMixin, BaseEstimator):
             "overshoots by ~N/s² and only the ball bounds it (benchmarks/results/gogp.md); its "
             "scores fail scikit-learn's sanity threshold.")}
 
-    def _unchanged_on_error(self):
-        """Restore every attribute, and the solver state, if the body raises."""
-        return unchanged_on_error(self, ("state_",))
+    def _unchanged_on_error(self, copy_state: bool = True):
+        """Restore every attribute, and (``copy_state``) the solver state, if the body raises."""
+        return unchanged_on_error(self, ("state_",) if copy_state else ())

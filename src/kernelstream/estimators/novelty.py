@@ -189,7 +189,7 @@ class DSGDensityRatio(DSGBase):
     def partial_fit(self, X_p, X_q):
         """One pass over a chunk of each sample."""
         first = not hasattr(self, "expansion_")
-        with self._unchanged_on_error(mutates_expansion=True):
+        with self._unchanged_on_error():
             X_p, X_q = self._validate_pair(X_p, X_q, first=first)
             if first:
                 self._rng_state = check_random_state(self.random_state)

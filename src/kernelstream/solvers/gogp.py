@@ -67,6 +67,16 @@ def schur_shrink(Ginv: torch.Tensor, j: int) -> torch.Tensor:
     return reduced[keep][:, keep]
 
 
+def check_finite_update(mean: float, var: float, direction: torch.Tensor) -> None:
+    """Refuse a point whose prediction, variance or projection is not finite (nothing is
+    committed yet)."""
+    if not (math.isfinite(mean) and math.isfinite(var) and bool(torch.isfinite(direction).all())):
+        raise FloatingPointError(
+            "GoGP met a non-finite prediction: the kernel matrix of the inducing set is "
+            "numerically singular at these hyper-parameters, or the inputs are far outside the "
+            "scale seen so far. Standardise X, or set a larger noise.")
+
+
 class GoGPKernelState(SolverState):
     """Inducing set, ``(K_UU + s²I)⁻¹`` and the mean learner of the GoGP kernel variant.
 
@@ -141,18 +151,18 @@ class GoGPKernelState(SolverState):
     # -- one point ------------------------------------------------------------------------
     def update(self, x: torch.Tensor, z: float, weight: float = 1.0) -> float:
         """Learn ``(x, z)`` with data weight ``c``; returns ``μ(x)`` predicted before learning."""
-        self.t += 1
         k, d, var, same = self.project(x)
         if same is not None:  # Φ̃(x) = Φ̃(u): a second observation of a member
             d = torch.zeros_like(d)
             d[same] = 1.0
             var = 0.0
         joins = same is None and math.sqrt(var) > self.theta
+        mean = float(d @ self.gamma) if self.solver == "rls" else float(k @ self.w)
+        check_finite_update(mean, var, d)  # before anything changes: a failed point commits nothing
+        self.t += 1
         if self.solver == "rls":
-            mean = float(d @ self.gamma)
             self._rls_step(x, z, weight, k, d, var, joins, mean)
         else:
-            mean = float(k @ self.w)
             self._sgd_step(x, z, k, d, var, joins, same is not None, mean)
         if self.max_inducing is not None and self.size > self.max_inducing:
             self.remove(self.most_redundant())

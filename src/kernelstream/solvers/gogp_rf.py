@@ -16,6 +16,7 @@ from __future__ import annotations
 import torch
 
 from .._state import SolverState
+from .gogp import check_finite_update
 
 __all__ = ["GoGPFeatureState"]
 
@@ -41,10 +42,11 @@ class GoGPFeatureState(SolverState):
 
     def update(self, phi: torch.Tensor, z: float, weight: float = 1.0) -> float:
         """Learn one feature vector ``φ`` with target ``z``; returns ``φᵀw`` before learning."""
-        self.t += 1
         mean = float(phi @ self.coef)
         Sphi = self.Sigma @ phi                                # O(D²)
         denom = self.noise + weight * float(phi @ Sphi)        # s² + c φᵀΣφ
+        check_finite_update(mean, denom, Sphi)  # before anything changes
+        self.t += 1
         if self.solver == "rls":
             self.w += Sphi * (weight * (z - float(phi @ self.w)) / denom)
         else:
