@@ -34,7 +34,7 @@ def _grown_model(n_inducing: int, rows: int):
     rng = np.random.default_rng(0)
     X = rng.uniform(-3, 3, (n_inducing + 64 + rows, 4))
     y = np.sin(X).sum(1) + 0.1 * rng.standard_normal(len(X))
-    model = GoGPRegressor(theta=0.0, max_inducing=n_inducing, warm_start=0.0, random_state=0)
+    model = GoGPRegressor(theta=0.0, max_inducing=n_inducing, warmup_fraction=0.0, random_state=0)
     model.fit(X[: n_inducing + 64], y[: n_inducing + 64])
     return model, X[n_inducing + 64 :], y[n_inducing + 64 :]
 

@@ -56,24 +56,24 @@ def run(steps, out: Path) -> None:
     mean, var = closed_form(X, y, X_test, sigma)
     rows = []
     for T in steps:
-        gp = DSGGaussianProcessRegressor(sigma=sigma, noise=NOISE, max_iter=T, normalize_y=False,
+        gp = DSGGaussianProcessRegressor(sigma=sigma, noise=NOISE, n_steps=T, normalize_y=False,
                                          random_state=0)
         start = time.perf_counter()
         gp.fit(X, y, X_variance=X_test)
         elapsed = time.perf_counter() - start
         m_hat, s_hat = gp.predict(X_test, return_std=True, include_noise=False)
-        rows.append(("targets", T, gp.n_features_, relative_error(m_hat, mean),
+        rows.append(("targets", T, gp.n_components_, relative_error(m_hat, mean),
                      relative_error(s_hat**2, var), elapsed))
         print(rows[-1], flush=True)
     for D in (8192,):
         gp = DSGGaussianProcessRegressor(sigma=sigma, noise=NOISE, variance_method="operator",
-                                         max_iter=max(steps), n_operator_features=D,
+                                         n_steps=max(steps), n_components=D,
                                          normalize_y=False, random_state=0)
         start = time.perf_counter()
         gp.fit(X, y)
         elapsed = time.perf_counter() - start
         m_hat, s_hat = gp.predict(X_test, return_std=True, include_noise=False)
-        rows.append((f"operator D={D}", max(steps), gp.n_features_, relative_error(m_hat, mean),
+        rows.append((f"operator D={D}", max(steps), gp.n_components_, relative_error(m_hat, mean),
                      relative_error(s_hat**2, var), elapsed))
         print(rows[-1], flush=True)
     exact = GaussianProcessRegressor(RBF(sigma, length_scale_bounds="fixed"), alpha=NOISE,

@@ -96,7 +96,7 @@ def friedman(seed: int) -> dict:
 
 def warm_up(X, y) -> None:
     """One small fit of each model: loads BLAS and torch kernels before anything is timed."""
-    DSGGaussianProcessRegressor(max_iter=4, random_state=0).fit(X[:300], y[:300]).predict(
+    DSGGaussianProcessRegressor(n_steps=4, random_state=0).fit(X[:300], y[:300]).predict(
         X[:10], return_std=True)
     GaussianProcessRegressor(ConstantKernel() * RBF() + WhiteKernel()).fit(X[:200], y[:200])
 

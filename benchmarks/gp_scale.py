@@ -138,7 +138,7 @@ def write_report(rows, args) -> None:
         "inside the noise). With the fixed defaults (1024 landmarks, 2048 features per step, "
         "256 steps), the distance to the exact posterior grows with n: the Nyström part of the "
         "preconditioner captures less of K and `step_size=\"auto\"` takes smaller steps (at "
-        "2^16 a fixed γ = 0.5 diverged: RMSE 0.10). Raise `max_iter` and `n_landmarks` with n.",
+        "2^16 a fixed γ = 0.5 diverged: RMSE 0.10). Raise `n_steps` and `n_landmarks` with n.",
         "",
     ]
     (args.out / "gp_scale.md").write_text("\n".join(lines))

@@ -139,8 +139,8 @@ def test_mean_direction_uses_the_running_mean_of_the_opposite_class():
 def test_partial_fit_in_any_chunks_equals_fit_without_shuffle():
     X, y = make_moons(700, noise=0.2, random_state=0)
     params = dict(n_components=128, sigma=0.7, random_state=3, shuffle=False)  # (median: 1st chunk)
-    full = AOGDClassifier(**params, chunk_size=50).fit(X, y)
-    online = AOGDClassifier(**params, chunk_size=17)
+    full = AOGDClassifier(**params, batch_size=50).fit(X, y)
+    online = AOGDClassifier(**params, batch_size=17)
     for i in range(0, 700, 123):
         online.partial_fit(X[i : i + 123], y[i : i + 123], classes=[0, 1])
     np.testing.assert_allclose(online.coef_, full.coef_, rtol=1e-9, atol=1e-12)
@@ -169,7 +169,7 @@ def test_average_is_the_mean_of_the_per_example_iterates(average, first, kernel,
     for i in range(400):
         stepper.partial_fit(X[i : i + 1], y[i : i + 1], classes=[0, 1])
         iterates.append(stepper.coef_)
-    averaged = AOGDClassifier(**params, average=average, shuffle=False, chunk_size=37).fit(X, y)
+    averaged = AOGDClassifier(**params, average=average, shuffle=False, batch_size=37).fit(X, y)
     np.testing.assert_allclose(averaged.coef_, np.mean(iterates[first:], axis=0), rtol=1e-9, atol=atol)
     np.testing.assert_allclose(averaged.iterate_, stepper.coef_, rtol=1e-9, atol=atol)
     assert averaged.n_averaged_ == 400 - first and stepper.n_averaged_ == 0
@@ -179,7 +179,7 @@ def test_averaged_partial_fit_in_pieces_equals_fit():
     X, y = make_moons(600, noise=0.2, random_state=0)
     params = dict(n_components=128, sigma=0.7, random_state=3, shuffle=False, average=100)
     full = AOGDClassifier(**params).fit(X, y)
-    online = AOGDClassifier(**params, chunk_size=11)
+    online = AOGDClassifier(**params, batch_size=11)
     for i in range(0, 600, 70):  # averaging starts inside the second piece
         online.partial_fit(X[i : i + 70], y[i : i + 70], classes=[0, 1])
     np.testing.assert_allclose(online.coef_, full.coef_, rtol=1e-9, atol=1e-12)
@@ -216,7 +216,7 @@ def test_state_is_O_of_D_after_a_million_examples():
     D, n, chunk = 8, 10**6, 100_000
     rng = np.random.default_rng(0)
     direction = rng.normal(size=D)
-    clf = AOGDClassifier(kernel="linear", chunk_size=20_000, random_state=0)
+    clf = AOGDClassifier(kernel="linear", batch_size=20_000, random_state=0)
     sizes = []
     for i in range(0, n, chunk):
         X = rng.normal(size=(chunk, D))

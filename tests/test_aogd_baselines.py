@@ -34,7 +34,7 @@ def _unit_rows(n=600, seed=0):
 def test_estimator_equals_the_benchmark_runner(cls, runner):
     Z, y = _unit_rows()
     clf = cls(kernel="linear", eta0=0.3, alpha=1e-3, learning_rate="constant", shuffle=False,
-              chunk_size=7, random_state=0).fit(Z, y)
+              batch_size=7, random_state=0).fit(Z, y)
     seed = clf.seed_ % 2**32  # the reservoir's coin stream
     w = runner(torch.as_tensor(Z), y, torch.tensor([0.3], dtype=torch.float64),
                torch.tensor([[1e-3]], dtype=torch.float64), seed)
@@ -44,8 +44,8 @@ def test_estimator_equals_the_benchmark_runner(cls, runner):
 def test_reservoir_result_does_not_depend_on_chunking():
     X, y = _unit_rows(500, seed=1)  # linear: float64 features, so exact up to summation order
     params = dict(kernel="linear", learning_rate="constant", eta0=0.3, shuffle=False, random_state=2)
-    one = ReservoirOGDClassifier(**params, chunk_size=1).fit(X, y)
-    many = ReservoirOGDClassifier(**params, chunk_size=50).fit(X, y)
+    one = ReservoirOGDClassifier(**params, batch_size=1).fit(X, y)
+    many = ReservoirOGDClassifier(**params, batch_size=50).fit(X, y)
     np.testing.assert_allclose(one.coef_, many.coef_, rtol=1e-9, atol=1e-12)
     assert one.buffers_.seen == many.buffers_.seen == [int((y == 0).sum()), int((y == 1).sum())]
 

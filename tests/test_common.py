@@ -22,7 +22,7 @@ ESTIMATORS = [
     GoGPRegressor(solver="sgd", max_inducing=20, random_state=0),
     AOGDClassifier(n_components=64, random_state=0),
     AOGDClassifier(kernel="linear", loss="hinge", random_state=0),
-    DSGGaussianProcessRegressor(block_size=64, max_iter=8, evidence_size=100, random_state=0),
+    DSGGaussianProcessRegressor(block_size=64, n_steps=8, evidence_size=100, random_state=0),
 ]
 
 

@@ -166,7 +166,7 @@ def test_sample_weight_zero_removes_influence_in_expectation():
 
 def test_budget_keeps_model_size_constant():
     X, y = _regression(4096)
-    model = DSGRegressor(max_features=512, **REG)
+    model = DSGRegressor(n_components=512, **REG)
     assert _r2_noise_free(model) > 0.8
     assert model.n_components_ == 512 and model.t_ == 32
 
@@ -261,9 +261,9 @@ def test_verbose_stream_has_one_bar_across_partial_fit_calls(capsys):
     np.testing.assert_array_equal(clone_.predict(X), model.predict(X))
 
 
-def test_max_features_below_the_block_size_is_honoured():
+def test_n_components_below_the_block_size_is_honoured():
     X, y = _regression(1024)
-    model = DSGRegressor(max_features=100, block_size=1024, batch_size=128, random_state=0)
+    model = DSGRegressor(n_components=100, block_size=1024, batch_size=128, random_state=0)
     assert model.fit(X, y).n_components_ == 100
-    model = DSGRegressor(max_features=3000, block_size=1024, batch_size=128, random_state=0)
+    model = DSGRegressor(n_components=3000, block_size=1024, batch_size=128, random_state=0)
     assert model.fit(X, y).n_components_ == 3000  # three blocks of 1000

@@ -29,11 +29,11 @@ def _exact(X, y, Xt, sigma, noise):
     return gp.predict(Xt, return_std=True)
 
 
-@pytest.mark.parametrize("warm_start", [0.0, 0.1, 1.0])
-def test_theta_zero_is_the_exact_gp(synthetic, warm_start):
+@pytest.mark.parametrize("warmup_fraction", [0.0, 0.1, 1.0])
+def test_theta_zero_is_the_exact_gp(synthetic, warmup_fraction):
     """θ = 0 keeps every point: std (Prop. 1) and mean equal the exact posterior's."""
     X, y, Xt, _ = synthetic
-    model = GoGPRegressor(sigma=1.0, noise=0.01, theta=0.0, warm_start=warm_start,
+    model = GoGPRegressor(sigma=1.0, noise=0.01, theta=0.0, warmup_fraction=warmup_fraction,
                           max_inducing=None, random_state=0).fit(X, y)
     mean0, std0 = _exact(X, y - model.y_offset_, Xt, 1.0, 0.01)  # prior mean: y_offset_
     mean, std = model.predict(Xt, return_std=True)
@@ -113,7 +113,7 @@ def test_random_feature_posterior_is_bayesian_linear_regression():
 @pytest.mark.parametrize("variant", ["kernel", "random_features"])
 def test_partial_fit_rows_equal_fit_without_warm_start(synthetic, variant):
     X, y, Xt, _ = synthetic
-    params = dict(sigma=1.0, noise=0.01, theta=0.05, warm_start=0.0, variant=variant,
+    params = dict(sigma=1.0, noise=0.01, theta=0.05, warmup_fraction=0.0, variant=variant,
                   n_components=64, random_state=0)
     chunks = np.array_split(np.arange(150), 7)
     y = y[:150].copy()  # first chunk and whole set share their mean (fit's prior mean)

@@ -37,12 +37,12 @@ def small_problem():
 def test_targets_route_matches_the_closed_form(small_problem):
     X, y, Xs, sigma, noise = small_problem
     mean, var = closed_form(X, y, Xs, sigma, noise)
-    gp = DSGGaussianProcessRegressor(sigma=sigma, noise=noise, block_size=1024, max_iter=96,
+    gp = DSGGaussianProcessRegressor(sigma=sigma, noise=noise, block_size=1024, n_steps=96,
                                      normalize_y=False, random_state=0).fit(X, y, X_variance=Xs)
     m_hat, s_hat = gp.predict(Xs, return_std=True, include_noise=False)
     assert rel(m_hat, mean) < 0.05
     assert rel(s_hat**2, var) < 0.10
-    assert gp.n_features_ == 96 * 1024
+    assert gp.n_components_ == 96 * 1024
     assert np.allclose(gp.variance_, s_hat**2)
 
 
@@ -51,7 +51,7 @@ def test_errors_fall_as_training_proceeds(small_problem):
     mean, var = closed_form(X, y, Xs, sigma, noise)
     errors = []
     for steps in (8, 32, 128):
-        gp = DSGGaussianProcessRegressor(sigma=sigma, noise=noise, block_size=512, max_iter=steps,
+        gp = DSGGaussianProcessRegressor(sigma=sigma, noise=noise, block_size=512, n_steps=steps,
                                          normalize_y=False, random_state=0).fit(X, y, X_variance=Xs)
         m_hat, s_hat = gp.predict(Xs, return_std=True, include_noise=False)
         errors.append((rel(m_hat, mean), rel(s_hat**2, var)))
@@ -77,7 +77,7 @@ def test_nystrom_preconditioner_is_the_inverse_of_its_approximation():
 def test_operator_route_is_the_random_feature_posterior(small_problem):
     X, y, Xs, sigma, noise = small_problem
     gp = DSGGaussianProcessRegressor(sigma=sigma, noise=noise, variance_method="operator",
-                                     block_size=512, max_iter=16, n_operator_features=1024,
+                                     block_size=512, n_steps=16, n_components=1024,
                                      dtype="float64", normalize_y=False, random_state=0).fit(X, y)
     assert gp.operator_blocks_ == 2
     Phi = gp.feature_map_.transform(torch.as_tensor(X), 2).numpy()
@@ -96,7 +96,7 @@ def test_operator_route_approximates_the_gp_with_enough_features():
     sigma = median_distance(X)
     _, var = closed_form(X, y, Xs, sigma, 0.1)
     gp = DSGGaussianProcessRegressor(sigma=sigma, noise=0.1, variance_method="operator",
-                                     block_size=1024, max_iter=16, n_operator_features=4096,
+                                     block_size=1024, n_steps=16, n_components=4096,
                                      normalize_y=False, random_state=0).fit(X, y)
     _, std = gp.predict(Xs, return_std=True, include_noise=False)
     assert rel(std**2, var) < 0.25
@@ -107,7 +107,7 @@ def test_sample_y_draws_from_the_posterior(small_problem, method):
     X, y, Xs, sigma, noise = small_problem
     Xs = Xs[:6]
     gp = DSGGaussianProcessRegressor(sigma=sigma, noise=noise, variance_method=method,
-                                     block_size=512, max_iter=24, n_operator_features=1024,
+                                     block_size=512, n_steps=24, n_components=1024,
                                      random_state=0)
     gp.fit(X, y, X_variance=Xs if method == "targets" else None)
     mean, cov = gp.predict(Xs, return_cov=True)
@@ -121,7 +121,7 @@ def test_sample_y_draws_from_the_posterior(small_problem, method):
 
 def test_seeded_fits_are_identical_and_seeds_matter(small_problem):
     X, y, Xs, sigma, noise = small_problem
-    fit = lambda seed: DSGGaussianProcessRegressor(sigma=sigma, block_size=256, max_iter=12,
+    fit = lambda seed: DSGGaussianProcessRegressor(sigma=sigma, block_size=256, n_steps=12,
                                                    random_state=seed).fit(X, y, X_variance=Xs)
     a, b, c = fit(0), fit(0), fit(1)
     assert np.array_equal(a.predict(Xs), b.predict(Xs))
@@ -132,7 +132,7 @@ def test_seeded_fits_are_identical_and_seeds_matter(small_problem):
 def test_multi_output_and_normalize_y(small_problem):
     X, y, Xs, sigma, noise = small_problem
     Y = np.column_stack([y, 3 * y + 5])
-    kw = dict(sigma=sigma, noise=noise, block_size=512, max_iter=48, random_state=0, dtype="float64",
+    kw = dict(sigma=sigma, noise=noise, block_size=512, n_steps=48, random_state=0, dtype="float64",
               normalize_y=False)
     single = DSGGaussianProcessRegressor(**kw).fit(X, y)
     multi = DSGGaussianProcessRegressor(**kw).fit(X, Y)
@@ -164,7 +164,7 @@ def test_paper_gp_set_meets_the_issue_bounds():
 
 # -- scikit-learn conformance and bad input --------------------------------------------------
 # float64: float32 GEMMs differ with the number of rows at 1e-7 (see test_common.py)
-@parametrize_with_checks([DSGGaussianProcessRegressor(block_size=64, max_iter=8, dtype="float64",
+@parametrize_with_checks([DSGGaussianProcessRegressor(block_size=64, n_steps=8, dtype="float64",
                                                       random_state=0)])
 def test_sklearn_conformance(estimator, check):
     check(estimator)
@@ -176,7 +176,7 @@ def test_wide_kernel_and_small_noise_stay_stable():
     rng = np.random.default_rng(0)
     X = rng.uniform(-3, 3, (500, 1))
     y = np.sin(X[:, 0]) + 0.01 * rng.standard_normal(500)
-    gp = DSGGaussianProcessRegressor(sigma=2.0, noise=1e-4, max_iter=32, normalize_y=False,
+    gp = DSGGaussianProcessRegressor(sigma=2.0, noise=1e-4, n_steps=32, normalize_y=False,
                                      random_state=0).fit(X, y)
     mean, _ = closed_form(X, y, X[:50], 2.0, 1e-4)
     assert rel(gp.predict(X[:50]), mean) < 0.05  # before the stable factorisation: 900%
@@ -186,7 +186,7 @@ def test_wide_kernel_and_small_noise_stay_stable():
 @pytest.fixture(scope="module")
 def fitted(small_problem):
     X, y, Xs, sigma, noise = small_problem
-    return DSGGaussianProcessRegressor(sigma=sigma, block_size=256, max_iter=8,
+    return DSGGaussianProcessRegressor(sigma=sigma, block_size=256, n_steps=8,
                                        random_state=0).fit(X, y, X_variance=Xs)
 
 
@@ -227,7 +227,7 @@ def test_parameter_errors(small_problem):
         DSGGaussianProcessRegressor(kernel="nope").fit(X, y)
     with pytest.raises(ValueError, match="noise"):
         DSGGaussianProcessRegressor(noise=0.0).fit(X, y)
-    gp = DSGGaussianProcessRegressor(variance_method="targets", block_size=256, max_iter=4,
+    gp = DSGGaussianProcessRegressor(variance_method="targets", block_size=256, n_steps=4,
                                      random_state=0).fit(X, y)
     with pytest.raises(ValueError, match="no variance"):
         gp.predict(Xs, return_std=True)

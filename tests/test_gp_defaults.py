@@ -13,7 +13,7 @@ import kernelstream.estimators.gp as gp_module
 from conftest import shared_dataset
 from kernelstream import DSGGaussianProcessRegressor
 
-SMALL = dict(block_size=256, max_iter=32, random_state=0)
+SMALL = dict(block_size=256, n_steps=32, random_state=0)
 
 
 def coverage(mean, std, y):
@@ -65,7 +65,7 @@ def test_default_std_includes_the_noise_and_covers_the_targets(fitted_default, s
 
 def test_friedman1_coverage_with_defaults():
     X, y = make_friedman1(1500, noise=1.0, random_state=0)
-    gp = DSGGaussianProcessRegressor(max_iter=64, random_state=0).fit(X[:1000], y[:1000])
+    gp = DSGGaussianProcessRegressor(n_steps=64, random_state=0).fit(X[:1000], y[:1000])
     mean, std = gp.predict(X[1000:], return_std=True)
     assert 0.90 <= coverage(mean, std, y[1000:]) <= 0.98
     assert 0.7 < gp.noise_ < 1.4  # true 1.0
@@ -88,7 +88,7 @@ def test_landmark_variance_matches_the_exact_posterior(sine):
     np.testing.assert_allclose(std, std_exact, rtol=0.05, atol=1e-3)
 
 
-@pytest.mark.parametrize("method, advice", [("operator", "n_operator_features"),
+@pytest.mark.parametrize("method, advice", [("operator", "n_components"),
                                             ("landmarks", "n_landmarks"),
                                             ("targets", "X_variance")])
 def test_fits_that_cannot_fit_in_memory_are_refused(sine, monkeypatch, method, advice):

@@ -211,8 +211,8 @@ def test_gp_round_trip_predicts_mean_std_and_samples_identically(tmp_path, varia
     X = rng.uniform(-2, 2, size=(300, 2))
     y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=300)
     Xs = X[:20]
-    model = DSGGaussianProcessRegressor(variance_method=variance_method, max_iter=8, block_size=128,
-                                        n_landmarks=64, n_operator_features=256, random_state=0)
+    model = DSGGaussianProcessRegressor(variance_method=variance_method, n_steps=8, block_size=128,
+                                        n_landmarks=64, n_components=256, random_state=0)
     model.fit(X, y, **({"X_variance": Xs} if variance_method == "targets" else {}))
     model.save(tmp_path / "gp.kst")
     loaded = load(tmp_path / "gp.kst")

@@ -24,8 +24,8 @@ def _state(model):
             for k, v in model.expansion_.state_dict().items()}
 
 
-@pytest.mark.parametrize("params", [dict(), dict(max_features=128, average=True),
-                                    dict(max_features=128, alpha=50.0)])
+@pytest.mark.parametrize("params", [dict(), dict(n_components=128, average=True),
+                                    dict(n_components=128, alpha=50.0)])
 def test_dsg_partial_fit_failing_midway_is_undone(monkeypatch, params):
     """Budget (revisited blocks), averaging and a lazy scale folded in (large alpha) included."""
     X, y = make_regression(1024, 3, random_state=0)

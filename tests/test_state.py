@@ -15,12 +15,12 @@ FAST = dict(batch_size=64, block_size=64, random_state=0)
 
 #: name -> (estimator, task); every public estimator, the online ones in their streaming modes
 CASES = {
-    "DSGRegressor": (DSGRegressor(average=True, max_features=256, **FAST), "regression"),
+    "DSGRegressor": (DSGRegressor(average=True, n_components=256, **FAST), "regression"),
     "DSGClassifier": (DSGClassifier(**FAST), "binary"),
     "DSGClassifier-softmax": (DSGClassifier(**FAST), "multiclass"),
     "DSGOneClass": (DSGOneClass(**FAST), "unsupervised"),
     "DSGDensityRatio": (DSGDensityRatio(**FAST), "two-sample"),
-    "DSGGaussianProcessRegressor": (DSGGaussianProcessRegressor(block_size=64, max_iter=8,
+    "DSGGaussianProcessRegressor": (DSGGaussianProcessRegressor(block_size=64, n_steps=8,
                                                                 evidence_size=100, random_state=0),
                                     "regression"),
     "GoGPRegressor": (GoGPRegressor(random_state=0), "regression"),

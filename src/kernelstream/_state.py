@@ -69,13 +69,11 @@ class EstimatorState:
 
     def load_state_dict(self, state: dict[str, Any]):
         """Set the fitted state from :meth:`state_dict`'s output; returns ``self``."""
-        from ._device import resolve_device
-
         unknown = sorted(set(state) - set(self._state_attributes))
         if unknown:
             raise ValueError(f"{type(self).__name__} has no state {unknown}; expected names "
                              f"among {list(self._state_attributes)}.")
-        self.device_ = resolve_device(self.device)
+        self.device_ = self._resolve_device()
         builders = self._state_builders(self.device_)
         for name in self._state_attributes:
             if name in state:
@@ -83,6 +81,12 @@ class EstimatorState:
                 setattr(self, name, builders[name](value) if name in builders else value)
         self._after_load_state()
         return self
+
+    def _resolve_device(self) -> torch.device:
+        """The device of ``self.device`` ("auto": CUDA when available)."""
+        from ._device import resolve_device
+
+        return resolve_device(self.device)
 
     def _state_builders(self, device) -> dict[str, Callable[[Any], Any]]:
         """``name -> function`` turning a nested state back into the object it came from."""

@@ -74,7 +74,7 @@ class DSGBase(EstimatorState, BaseEstimator):
         "precondition": ["boolean"],
         "precond_eps": [Interval(Real, 0, None, closed="neither")],
         "average": ["boolean", Interval(Integral, 1, None, closed="left")],
-        "max_features": [Interval(Integral, 1, None, closed="left"), None],
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
         "fit_intercept": ["boolean"],
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
@@ -144,13 +144,13 @@ class DSGBase(EstimatorState, BaseEstimator):
 
     # -- fitting -------------------------------------------------------------------------
     def _feature_layout(self) -> tuple[int, int | None]:
-        """``(block_size, max_blocks)``: with a budget, ``ceil(max_features / block_size)``
-        equal blocks of at most ``block_size`` features, so the model has ``max_features``
+        """``(block_size, max_blocks)``: with a budget, ``ceil(n_components / block_size)``
+        equal blocks of at most ``block_size`` features, so the model has ``n_components``
         features (rounded up to a multiple of the number of blocks)."""
-        if self.max_features is None:
+        if self.n_components is None:
             return self.block_size, None
-        n_blocks = math.ceil(self.max_features / self.block_size)
-        return math.ceil(self.max_features / n_blocks), n_blocks
+        n_blocks = math.ceil(self.n_components / self.block_size)
+        return math.ceil(self.n_components / n_blocks), n_blocks
 
     def _new_expansion(self, X, seed: int, device) -> Expansion:
         """A fresh expansion whose bandwidth comes from ``X`` (the median heuristic)."""

@@ -49,7 +49,7 @@ class AOGDClassifier(EstimatorState, ClassifierMixin, BaseEstimator):
 
     The fitted state is ``w`` plus two class sums and two random examples: ``O(D)`` numbers,
     whatever the length of the stream. Chunks are processed exactly (see
-    :mod:`kernelstream.solvers.pairwise`): the result does not depend on ``chunk_size``.
+    :mod:`kernelstream.solvers.pairwise`): the result does not depend on ``batch_size``.
 
     Parameters
     ----------
@@ -90,7 +90,7 @@ class AOGDClassifier(EstimatorState, ClassifierMixin, BaseEstimator):
         regret bound speak of, e.g. Kar et al. 2013 for pairwise losses). An int ``a`` averages
         from the ``a``-th example on, like scikit-learn's ``SGDClassifier(average=a)``. ``False``
         returns the last iterate ``w_T``, as Algorithm 1 does. One more ``D``-vector of state.
-    chunk_size : int, default=64
+    batch_size : int, default=64
         Examples processed per exact chunk (a speed knob only).
     max_iter : int, default=1
         Passes over the data in ``fit`` (one pass is the online algorithm).
@@ -159,7 +159,7 @@ class AOGDClassifier(EstimatorState, ClassifierMixin, BaseEstimator):
         "alpha": [Interval(Real, 0, None, closed="left")],
         "p": [Interval(Real, 0, 1, closed="both")],
         "average": ["boolean", Interval(Integral, 1, None, closed="left")],
-        "chunk_size": [Interval(Integral, 1, None, closed="left")],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
@@ -171,7 +171,7 @@ class AOGDClassifier(EstimatorState, ClassifierMixin, BaseEstimator):
     def __init__(self, *, loss="squared", kernel="rbf", n_components=1024, sigma="median",
                  sigma_scale=1.0, kernel_params=None, eta0=0.5, gamma0=None,
                  learning_rate="invscaling", t0=1.0, power_t=0.5, alpha=1e-6, p=0.5,
-                 average=False, chunk_size=64, max_iter=1, shuffle=True, random_state=None,
+                 average=False, batch_size=64, max_iter=1, shuffle=True, random_state=None,
                  verbose=0, device="auto", n_jobs=None):
         assign_parameters(self, locals())
 
@@ -303,7 +303,7 @@ class AOGDClassifier(EstimatorState, ClassifierMixin, BaseEstimator):
         return shape, self.eta0 * self.step_scale_, gamma0 * self.step_scale_
 
     def _run(self, X, y, bar=None) -> None:
-        """Algorithm 1 over the rows of ``X`` in order, ``chunk_size`` rows at a time."""
+        """Algorithm 1 over the rows of ``X`` in order, ``batch_size`` rows at a time."""
         device = self.device_
         w = torch.as_tensor(self.iterate_, device=device).unsqueeze(0)  # (1, D)
         lam = torch.full((1, 1), float(self.alpha), dtype=torch.float64, device=device)
@@ -311,8 +311,8 @@ class AOGDClassifier(EstimatorState, ClassifierMixin, BaseEstimator):
         start = 0 if self.average is False else int(self.average)  # True: from the 1st example
         total = torch.as_tensor(self.coef_ * self.n_averaged_, device=device).unsqueeze(0)
         n_averaged = self.n_averaged_
-        for i in range(0, X.shape[0], self.chunk_size):
-            Z = self._features(X[i : i + self.chunk_size])
+        for i in range(0, X.shape[0], self.batch_size):
+            Z = self._features(X[i : i + self.batch_size])
             m, t = Z.shape[0], self.state_.t
             positive = torch.as_tensor(y[i : i + m] == 1, device=device)
             index = torch.arange(t + 1, t + m + 1, dtype=torch.float64, device=device)  # t of each

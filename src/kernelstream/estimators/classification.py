@@ -85,7 +85,7 @@ class DSGClassifier(ClassifierMixin, DSGBase):
                  sigma_scale=0.5, kernel_params=None, alpha=1e-6, batch_size=2048,
                  block_size=1024, max_iter="auto", learning_rate="inverse", eta0=2.0, t0=1.0,
                  power_t=0.5, precondition=True, precond_eps="auto", average=False,
-                 max_features=None, fit_intercept=True, shuffle=True, random_state=None,
+                 n_components=None, fit_intercept=True, shuffle=True, random_state=None,
                  verbose=0, device="auto", dtype="float32", n_jobs=None):
         assign_parameters(self, locals())
 

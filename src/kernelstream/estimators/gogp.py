@@ -78,19 +78,20 @@ class GoGPRegressor(EstimatorState, RegressorMixin, BaseEstimator):
         all of it.
     average : bool, default=False
         ``solver="sgd"`` only: predict with the average of the iterates.
-    warm_start : float, default=0.1
-        Fraction of ``fit``'s data used for the warm-start phase (``n_epochs`` epochs of
-        random draws without replacement, each draw weighted ``1/n_epochs``) and for the
+    warmup_fraction : float, default=0.1
+        Fraction of ``fit``'s data used for the warm-start phase (``warmup_epochs`` epochs of
+        random draws without replacement, each draw weighted ``1/warmup_epochs``) and for the
         hyper-parameters; the rest is one online pass. 0 disables it.
-    n_epochs : int, default=3
+    warmup_epochs : int, default=3
         Epochs of random draws in the warm-start phase.
     kernel_params : dict, default=None
     random_state : int, RandomState or None
         Seeds the warm-start draws and the random features.
     verbose : int, default=0
         Show a progress bar (``fit``: the points; ``partial_fit``: one bar across the stream).
-    device : {"cpu", "auto", "cuda"}, default="cpu"
-        Updates are sequential rank-one operations, latency bound: the CPU is usually faster.
+    device : {"auto", "cpu", "cuda"}, default="auto"
+        "auto" is the CPU here: updates are sequential rank-one operations, latency bound, and
+        the CPU is faster for them; ask for "cuda" explicitly.
     n_jobs : int or None, default=None
         Threads: ``None`` is one, ``-1`` every thread the environment allows (see
         :class:`DSGRegressor`).
@@ -140,8 +141,8 @@ class GoGPRegressor(EstimatorState, RegressorMixin, BaseEstimator):
         "max_inducing": [Interval(Integral, 1, None, closed="left"), None],
         "n_neighbors": [Interval(Integral, 1, None, closed="left"), None],
         "average": ["boolean"],
-        "warm_start": [Interval(Real, 0, 1, closed="both")],
-        "n_epochs": [Interval(Integral, 1, None, closed="left")],
+        "warmup_fraction": [Interval(Real, 0, 1, closed="both")],
+        "warmup_epochs": [Interval(Integral, 1, None, closed="left")],
         "kernel_params": [dict, None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
@@ -151,14 +152,14 @@ class GoGPRegressor(EstimatorState, RegressorMixin, BaseEstimator):
 
     def __init__(self, *, kernel="rbf", sigma="auto", noise="auto", theta="auto", variant="kernel",
                  n_components=512, solver="rls", max_inducing=1024, n_neighbors=None,
-                 average=False, warm_start=0.1, n_epochs=3, kernel_params=None,
-                 random_state=None, verbose=0, device="cpu", n_jobs=None):
+                 average=False, warmup_fraction=0.1, warmup_epochs=3, kernel_params=None,
+                 random_state=None, verbose=0, device="auto", n_jobs=None):
         assign_parameters(self, locals())
 
     # -- public API -----------------------------------------------------------------------
     @respects_n_jobs
     def fit(self, X, y):
-        """Warm start on the first ``warm_start`` fraction, then one online pass over the rest."""
+        """Warm start on the first ``warmup_fraction`` fraction, then one online pass over the rest."""
         with self._unchanged_on_error():
             self._validate_params()
             self._check_params()
@@ -167,16 +168,16 @@ class GoGPRegressor(EstimatorState, RegressorMixin, BaseEstimator):
                 if name not in ("n_features_in_", "feature_names_in_"):
                     delattr(self, name)
             n = X.shape[0]
-            n_warm = min(n, max(1, round(self.warm_start * n))) if self.warm_start > 0 else 0
+            n_warm = min(n, max(1, round(self.warmup_fraction * n))) if self.warmup_fraction > 0 else 0
             rng = check_random_state(self.random_state)
             self._initialise(X, y, n_warm, n_total=n, rng=rng)
             Xt = to_tensor(X, torch.float64, self.device_)
             z = (y - self.y_offset_) / self.y_scale_
-            draws = [rng.permutation(n_warm) for _ in range(self.n_epochs)] if n_warm else []
-            bar = progress_bar(self.verbose, total=n_warm * self.n_epochs + n - n_warm,
+            draws = [rng.permutation(n_warm) for _ in range(self.warmup_epochs)] if n_warm else []
+            bar = progress_bar(self.verbose, total=n_warm * self.warmup_epochs + n - n_warm,
                                desc=type(self).__name__, unit="point")
             for i in np.concatenate(draws) if draws else ():
-                self._learn(Xt[i], z[i], 1.0 / self.n_epochs, record=False, bar=bar)
+                self._learn(Xt[i], z[i], 1.0 / self.warmup_epochs, record=False, bar=bar)
             for i in range(n_warm, n):
                 self._learn(Xt[i], z[i], 1.0, record=True, bar=bar)
             if bar is not None:
@@ -250,7 +251,7 @@ class GoGPRegressor(EstimatorState, RegressorMixin, BaseEstimator):
 
     def _initialise(self, X, y, n_sample, n_total, rng) -> None:
         """Hyper-parameters from the first ``n_sample`` rows, the feature map and the state."""
-        self.device_ = resolve_device(self.device)
+        self.device_ = self._resolve_device()
         self.seed_ = int(rng.randint(0, 2**63 - 1, dtype=np.int64))
         rows = slice(0, max(1, min(n_sample, MAX_EVIDENCE_POINTS)))
         if n_sample < 2:  # too few points for an evidence fit: use the first ones available
@@ -346,6 +347,10 @@ class GoGPRegressor(EstimatorState, RegressorMixin, BaseEstimator):
         self.n_inducing_ = self._size()
         self.t_ = self.state_.t
         self.progressive_rmse_ = self._progressive_rmse()
+
+    def _resolve_device(self) -> torch.device:
+        """"auto" is the CPU: one point at a time is latency bound."""
+        return torch.device("cpu") if self.device == "auto" else resolve_device(self.device)
 
     def _state_builders(self, device) -> dict:
         return {"feature_map_": feature_map_from_config, "state_": lambda state: self._empty_state(

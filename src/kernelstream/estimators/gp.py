@@ -70,7 +70,7 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
       (``benchmarks/research/gp_landmark_operator.py``) — raise ``n_landmarks`` for narrow
       kernels.
     - ``variance_method="operator"`` (route (b)): the posterior operator over the first
-      ``n_operator_features`` random features, ``v(x) = s² ψᵀ(ΦᵀΦ + s²I)⁻¹ψ + (k(x,x) − ψᵀψ)``,
+      ``n_components`` random features, ``v(x) = s² ψᵀ(ΦᵀΦ + s²I)⁻¹ψ + (k(x,x) − ψᵀψ)``,
       accumulated over row chunks: ``32·D²`` bytes planned (the Gram, its factor and the
       factorisation's copy; 1.95 GB measured at ``D = 8192`` on 3,000 rows) plus a 128 MiB
       chunk; the factor, ``8·D²`` (512 MiB at ``D = 8192``), is kept for any test point later.
@@ -107,18 +107,18 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
         time per likelihood evaluation, ``48·size²`` bytes (about 5 s at 1000 on one core).
     block_size : int, default=2048
         Random features per step ``r``.
-    max_iter : int, default=256
+    n_steps : int, default=256
         Steps ``T`` (one block each). The mean uses ``T·r`` features.
-    step_size : float or "auto", default="auto"
+    eta0 : float or "auto", default="auto"
         ``γ``. "auto" is ``min(0.5, 1/λ̂)`` with ``λ̂`` the top eigenvalue of one step's
         preconditioned operator ``P(Ψ_tΨ_tᵀ + s²I)`` (power iteration on 12 probe blocks).
         Either way ``γ`` is halved if the iteration becomes unstable.
-    average_start : float in [0, 1), default=0.2
+    average : float in [0, 1), default=0.2
         Fraction of the steps before Polyak averaging starts.
     n_landmarks : int, default=1024
         Nyström landmarks ``M`` of the preconditioner and of the landmark variance (memory
         ``24·n·M`` bytes while fitting).
-    n_operator_features : int, default=8192
+    n_components : int, default=8192
         ``D`` of route (b) (memory ``32 D²`` bytes while fitting, ``8 D²`` after).
     normalize_y : bool, default=True
         Centre and scale ``y`` before fitting (the prior is then on the standardised targets;
@@ -139,7 +139,7 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
     Attributes
     ----------
     expansion_ : Expansion
-        The posterior mean as a random-feature expansion (``max_iter`` blocks, float64).
+        The posterior mean as a random-feature expansion (``n_steps`` blocks, float64).
     feature_map_ : FeatureMap
     sigma_ : float
         Bandwidth used.
@@ -149,13 +149,13 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
         Noise variance ``s²`` in units of ``y²``.
     variance_method_ : str
         The variance route used ("targets", "landmarks" or "operator").
-    n_features_ : int
+    n_components_ : int
         Random features in the mean expansion.
     X_variance_ : ndarray of shape (m, d)
         Route (a): the test points given to ``fit``.
     variance_ : ndarray of shape (m,)
         Route (a): the posterior variance of ``f`` at ``X_variance_`` (noise excluded).
-    step_size_ : float
+    eta0_ : float
         ``γ`` after any automatic halving.
     n_step_halvings_ : int
         How often instability halved ``γ`` (0 in a healthy run).
@@ -192,7 +192,7 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-3, 3, (500, 1)); y = np.sin(X[:, 0]) + 0.1 * rng.standard_normal(500)
     >>> X_test = np.array([[-2.0], [0.0], [2.0], [6.0]])  # the last one far from the data
-    >>> gp = DSGGaussianProcessRegressor(max_iter=64, random_state=0).fit(X, y)
+    >>> gp = DSGGaussianProcessRegressor(n_steps=64, random_state=0).fit(X, y)
     >>> mean, std = gp.predict(X_test, return_std=True)
     >>> np.round(mean[:3], 1) + 0.0, np.round(std, 1)  # std of y: noise 0.1 near the data
     (array([-0.9,  0. ,  0.9]), array([0.1, 0.1, 0.1, 1. ]))
@@ -200,7 +200,7 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
 
     _state_attributes = ("n_features_in_", "feature_names_in_", "seed_", "sigma_", "noise_",
                          "amplitude_", "_noise_z", "n_outputs_", "_y_1d", "y_offset_", "y_scale_",
-                         "variance_method_", "expansion_", "n_features_", "n_iter_", "step_size_",
+                         "variance_method_", "expansion_", "n_components_", "n_iter_", "eta0_",
                          "n_step_halvings_", "residual_norms_", "X_variance_", "variance_", "_cov",
                          "operator_blocks_", "_operator_cholesky", "_operator_noise",
                          "_landmark_variance")
@@ -214,11 +214,11 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
         "variance_method": [StrOptions({"auto", "targets", "landmarks", "operator"})],
         "evidence_size": [Interval(Integral, 3, None, closed="left")],
         "block_size": [Interval(Integral, 2, None, closed="left")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "step_size": [Interval(Real, 0, 1, closed="right"), StrOptions({"auto"})],
-        "average_start": [Interval(Real, 0, 1, closed="left")],
+        "n_steps": [Interval(Integral, 1, None, closed="left")],
+        "eta0": [Interval(Real, 0, 1, closed="right"), StrOptions({"auto"})],
+        "average": [Interval(Real, 0, 1, closed="left")],
         "n_landmarks": [Interval(Integral, 1, None, closed="left")],
-        "n_operator_features": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
         "normalize_y": ["boolean"],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
@@ -229,8 +229,8 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
 
     def __init__(self, *, kernel="rbf", sigma="auto", sigma_scale=1.0, kernel_params=None,
                  noise="auto", variance_method="auto", evidence_size=1000, block_size=2048,
-                 max_iter=256, step_size="auto", average_start=0.2, n_landmarks=1024,
-                 n_operator_features=8192, normalize_y=True, random_state=None, verbose=0,
+                 n_steps=256, eta0="auto", average=0.2, n_landmarks=1024,
+                 n_components=8192, normalize_y=True, random_state=None, verbose=0,
                  device="auto", dtype="float32", n_jobs=None):
         assign_parameters(self, locals())
 
@@ -396,26 +396,26 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
             targets.append(kernel_in_chunks(fm, Xt, Xv))  # k(X, x*_j): route (a)'s outputs
         factors = nystrom_factors(fm, Xt, s2, self.n_landmarks, generator)
         precond = nystrom_preconditioner(fm, Xt, s2, self.n_landmarks, generator, factors)
-        step = self.step_size
+        step = self.eta0
         if step == "auto":
             step = safe_step_size(fm, Xt, s2, precond, generator=generator)
-        bar = _progress_bar(self.verbose, self.max_iter)
-        result = solve_dual(fm, Xt, torch.cat(targets, 1), s2, precond, n_steps=self.max_iter,
+        bar = _progress_bar(self.verbose, self.n_steps)
+        result = solve_dual(fm, Xt, torch.cat(targets, 1), s2, precond, n_steps=self.n_steps,
                             step_size=step,
-                            average_start=int(self.average_start * self.max_iter),
+                            average_start=int(self.average * self.n_steps),
                             callback=(lambda t, avg: bar.update(1)) if bar else None)
         if bar:
             bar.close()
         del precond
         _check_finite(result.duals, "dual iteration")
         duals = result.duals
-        post = posterior_from_duals(fm, Xt, duals[:, :C], range(self.max_iter), Xv,
+        post = posterior_from_duals(fm, Xt, duals[:, :C], range(self.n_steps), Xv,
                                     duals[:, C:] if Xv is not None else None)
         self.expansion_ = Expansion(fm, C, dtype=torch.float64, device=self.device_)
         self.expansion_.load_prediction_state(post.mean_coef.to(torch.float64), torch.zeros(C),
-                                              self.max_iter)
-        self.n_features_ = self.expansion_.n_features
-        self.n_iter_, self.step_size_ = result.n_steps, result.step_size
+                                              self.n_steps)
+        self.n_components_ = self.expansion_.n_features
+        self.n_iter_, self.eta0_ = result.n_steps, result.step_size
         self.n_step_halvings_ = result.n_halvings
         self.residual_norms_ = result.residual_norms
         if self.variance_method_ == "targets" and Xv is not None:
@@ -432,15 +432,15 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
         w = torch.finfo(self._dtype).bits // 8
         route = self.variance_method_
         need = dual_fit_bytes(n, self.n_outputs_ + n_test, self.n_landmarks, self.block_size,
-                              self.max_iter, w) + 48 * min(n, self.evidence_size) ** 2
-        advice = "lower n_landmarks (24·n·M bytes), block_size or max_iter"
+                              self.n_steps, w) + 48 * min(n, self.evidence_size) ** 2
+        advice = "lower n_landmarks (24·n·M bytes), block_size or n_steps"
         if route == "targets":
             need += targets_bytes(n_test, self.block_size, w, MAX_COVARIANCE_POINTS)
             advice = ("pass fewer X_variance rows per fit (5·w·n·m bytes), or drop X_variance "
                       "and use variance_method='landmarks'")
         elif route == "operator":
-            need += operator_bytes(self.n_operator_features)
-            advice = ("lower n_operator_features (32·D² bytes), or use "
+            need += operator_bytes(self.n_components)
+            advice = ("lower n_components (32·D² bytes), or use "
                       "variance_method='landmarks' (16·M² bytes)")
         else:
             need += landmark_bytes(min(n, self.n_landmarks))
@@ -470,7 +470,7 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
         """Route (b): ``L = chol(ΦᵀΦ + s²I)`` over the first ``J`` blocks, ``Φ`` scaled so that
         ``ΦΦᵀ ≈ K``; ``ΦᵀΦ`` is summed over row chunks in float64."""
         fm = self.feature_map_
-        J = max(1, self.n_operator_features // fm.block_size)
+        J = max(1, self.n_components // fm.block_size)
         D = J * fm.block_size
         gram = torch.zeros((D, D), dtype=torch.float64, device=self.device_)
         rows = max(1, 2**24 // D)

@@ -71,7 +71,7 @@ class DSGOneClass(OutlierMixin, DSGBase):
     def __init__(self, *, nu=0.5, kernel="rbf", sigma="median", sigma_scale=0.5,
                  kernel_params=None, batch_size=1024, block_size=256, max_iter="auto",
                  learning_rate="inverse", eta0=None, t0=None, power_t=0.5, precondition=False,
-                 precond_eps=3.0, average=False, max_features=None, shuffle=True,
+                 precond_eps=3.0, average=False, n_components=None, shuffle=True,
                  random_state=None, verbose=0, device="auto", dtype="float32", n_jobs=None):
         assign_parameters(self, locals())
 
@@ -164,7 +164,7 @@ class DSGDensityRatio(DSGBase):
     def __init__(self, *, kernel="rbf", sigma="median", sigma_scale=0.5, kernel_params=None,
                  alpha=1e-6, batch_size=2048, block_size=1024, max_iter="auto",
                  learning_rate="inverse", eta0=2.0, t0=1.0, power_t=0.5, precondition=True,
-                 precond_eps=3.0, average=False, max_features=None, shuffle=True,
+                 precond_eps=3.0, average=False, n_components=None, shuffle=True,
                  random_state=None, verbose=0, device="auto", dtype="float32", n_jobs=None):
         assign_parameters(self, locals())
 

@@ -46,7 +46,7 @@ class RandomFeatures(EstimatorState, ClassNamePrefixFeaturesOutMixin, Transforme
         Features per block; ``None`` draws all ``n_components`` features as one block (the
         structured and sketched families are most accurate with the largest blocks).
     random_state : int, RandomState or None
-    device : {"auto", "cpu", "cuda"}, default="cpu"
+    device : {"auto", "cpu", "cuda"}, default="auto"
     n_jobs : int or None, default=None
         Threads: ``None`` is one, ``-1`` every thread the environment allows (see
         :class:`DSGRegressor`).
@@ -88,7 +88,7 @@ class RandomFeatures(EstimatorState, ClassNamePrefixFeaturesOutMixin, Transforme
     }
 
     def __init__(self, *, kernel="rbf", n_components=256, sigma="median", sigma_scale=1.0,
-                 kernel_params=None, block_size=None, random_state=None, device="cpu",
+                 kernel_params=None, block_size=None, random_state=None, device="auto",
                  n_jobs=None):
         assign_parameters(self, locals())
 

@@ -63,7 +63,7 @@ class DSGRegressor(RegressorMixin, DSGBase):
         ``ε`` relative to the mean eigenvalue of ``ΨᵀΨ/b``.
     average : bool or int, default=False
         Average the iterates (from step ``average`` when an int).
-    max_features : int, default=None
+    n_components : int, default=None
         Feature budget; past it, blocks are reused cyclically (constant cost per step).
     fit_intercept : bool, default=True
     shuffle : bool, default=True
@@ -119,7 +119,7 @@ class DSGRegressor(RegressorMixin, DSGBase):
                  sigma_scale=0.5, kernel_params=None, alpha=1e-6, batch_size=2048,
                  block_size=1024, max_iter="auto", learning_rate="inverse", eta0=2.0, t0=1.0,
                  power_t=0.5, precondition=True, precond_eps=3.0, average=False,
-                 max_features=None, fit_intercept=True, shuffle=True, random_state=None,
+                 n_components=None, fit_intercept=True, shuffle=True, random_state=None,
                  verbose=0, device="auto", dtype="float32", n_jobs=None):
         assign_parameters(self, locals())
 
