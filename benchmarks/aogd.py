@@ -15,7 +15,7 @@ kernel, σ = median distance of the run's training set, seeded per run) and on t
 - OGD-reservoir: per-class reservoir buffers of ``s = 16`` examples; the step averages the
   gradients over the opposite class's buffer (Zhao et al. 2011; Kar et al. 2013).
 
-The same baselines are scikit-learn estimators in ``benchmarks/aogd_baselines.py``
+The same baselines are scikit-learn estimators in ``kernelstream.baselines``
 (``OGDLastClassifier``, ``ReservoirOGDClassifier``; tested equal to these grid runners).
 
 Every method uses the same step schedule: constant, ``η_t = η`` (the default; the paper's regret
@@ -58,11 +58,11 @@ import torch
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import StratifiedKFold, train_test_split
 
-from aogd_baselines import ReservoirBuffers, reservoir_chunk  # noqa: E402  (benchmarks/)
 from kernelstream import AOGDClassifier
 from kernelstream.estimators.aogd import bernoulli_coins
 from kernelstream.features import make_feature_map, resolve_sigma
-from kernelstream.solvers.pairwise import PairwiseState, aogd_chunk, chunk_update, pair_directions
+from kernelstream.solvers.pairwise import (PairwiseState, ReservoirBuffers, aogd_chunk, chunk_update,
+                                          pair_directions, reservoir_chunk)
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 RESULTS = Path(__file__).resolve().parent / "results"
