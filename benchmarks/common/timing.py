@@ -18,7 +18,7 @@ from typing import Any
 import torch
 from threadpoolctl import threadpool_limits
 
-__all__ = ["CLOCKS", "Stopwatch", "Timing", "measure", "threads"]
+__all__ = ["CLOCKS", "Stopwatch", "Timing", "measure", "set_threads", "threads"]
 
 #: clock name -> the function that reads it
 CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
@@ -29,6 +29,11 @@ class Stopwatch:
 
     ``pause()`` as a context manager leaves a part of the span out (evaluation inside a run).
     """
+
+    @classmethod
+    def started(cls) -> Stopwatch:
+        """A running stopwatch, for a span that is not one block: read it with :meth:`elapsed`."""
+        return cls().__enter__()
 
     def __enter__(self) -> Stopwatch:
         self.wall = self.cpu = 0.0
@@ -103,19 +108,26 @@ def measure(fn: Callable[[], Any], *, repeats: int = 3, warmup: int = 1) -> Timi
     return timing
 
 
+def set_threads(n: int) -> threadpool_limits:
+    """Use ``n`` threads from now on: ``torch.set_num_threads`` and ``threadpoolctl`` (BLAS,
+    OpenMP). Returns the limiter; its ``restore_original_limits()`` undoes the second part."""
+    if n < 1:
+        raise ValueError(f"threads must be >= 1, got {n}")
+    torch.set_num_threads(n)
+    return threadpool_limits(n)
+
+
 @contextmanager
 def threads(n: int | None = 1) -> Iterator[None]:
-    """Run the block on ``n`` threads: ``torch.set_num_threads`` and ``threadpoolctl`` (BLAS,
-    OpenMP); ``None`` leaves both as they are. torch's setting is restored on exit."""
+    """Run the block on ``n`` threads (:func:`set_threads`); ``None`` changes nothing. Both
+    settings are restored on exit."""
     if n is None:
         yield
         return
-    if n < 1:
-        raise ValueError(f"threads must be >= 1 or None, got {n}")
     before = torch.get_num_threads()
-    torch.set_num_threads(n)
+    limiter = set_threads(n)
     try:
-        with threadpool_limits(n):
-            yield
+        yield
     finally:
+        limiter.restore_original_limits()
         torch.set_num_threads(before)
