@@ -23,7 +23,6 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-import torch
 from scipy.spatial.distance import pdist
 from sklearn.linear_model import LogisticRegressionCV
 from sklearn.metrics import roc_auc_score
