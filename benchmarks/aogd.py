@@ -53,7 +53,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from sklearn.metrics import roc_auc_score
-from sklearn.model_selection import StratifiedKFold, train_test_split
+from sklearn.model_selection import StratifiedKFold
 
 from benchmarks.common import data
 from benchmarks.common.machine import machine_line
@@ -96,7 +96,7 @@ def load(name: str, seed: int):
             train, test = list(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y))[seed]
             Xtr, Xte, ytr, yte = X[train], X[test], y[train], y[test]
         else:
-            Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.2, stratify=y, random_state=seed)
+            Xtr, ytr, Xte, yte = data.random_split(X, y, test_size=0.2, seed=seed, stratify=True)
         lo, hi = Xtr.min(0), Xtr.max(0)
         span = np.where(hi > lo, hi - lo, 1.0)
         return 2 * (Xtr - lo) / span - 1, ytr, 2 * (Xte - lo) / span - 1, yte

@@ -25,9 +25,8 @@ import sklearn
 from sklearn.datasets import make_friedman1
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
-from sklearn.model_selection import train_test_split
 
-from benchmarks.common.data import RESULTS, load
+from benchmarks.common.data import RESULTS, load, random_split
 from benchmarks.common.machine import machine_line
 from benchmarks.common.report import command_line, markdown_table, write_report
 from benchmarks.common.timing import Stopwatch, Timing, measure, threads
@@ -62,7 +61,7 @@ def timed(make, X, y, Xs, repeats: int) -> dict:
 
 
 def run_seed(X, y, seed: int, repeats: int, n_train: int = N_TRAIN, n_exact: int = N_EXACT) -> dict:
-    Xtr, Xte, ytr, yte = train_test_split(X, y, train_size=n_train, random_state=seed)
+    Xtr, ytr, Xte, yte = random_split(X, y, train_size=n_train, seed=seed)
     ours = timed(lambda: DSGGaussianProcessRegressor(random_state=seed), Xtr, ytr, Xte, repeats)
     exact = timed(lambda: GaussianProcessRegressor(ConstantKernel() * RBF() + WhiteKernel(),
                                                    normalize_y=True, random_state=0),

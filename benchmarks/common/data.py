@@ -62,13 +62,12 @@ def official_split(name: str, n_train: int | None = None
     return data["X_train"][rows], data["y_train"][rows], data["X_test"], data["y_test"]
 
 
-def random_split(name: str, *, test_size: float | int, seed: int, stratify: bool = False
+def random_split(X: np.ndarray, y: np.ndarray, *, seed: int, train_size: float | int | None = None,
+                 test_size: float | int | None = None, stratify: bool = False
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``X_train, y_train, X_test, y_test``: a seeded ``train_test_split`` of a data set's ``X, y``."""
-    data = load(name)
-    if "X" not in data:
-        raise ValueError(f"{name!r} holds no X, y (keys {sorted(data)})")
-    X, y = data["X"], data["y"]
+    """``X_train, y_train, X_test, y_test``: scikit-learn's seeded ``train_test_split`` of ``X, y``
+    (stratified by ``y`` on request), in the order the benchmarks use."""
     X_train, X_test, y_train, y_test = train_test_split(
-        X, y, test_size=test_size, random_state=seed, stratify=y if stratify else None)
+        X, y, train_size=train_size, test_size=test_size, random_state=seed,
+        stratify=y if stratify else None)
     return X_train, y_train, X_test, y_test
