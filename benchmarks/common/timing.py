@@ -47,7 +47,8 @@ class Stopwatch:
         """Seconds since the start on ``clock`` ("wall" or "cpu"), pauses left out."""
         if clock not in CLOCKS:
             raise ValueError(f"clock must be one of {sorted(CLOCKS)}, got {clock!r}")
-        return CLOCKS[clock]() - self._start[clock == "cpu"]
+        wall_start, cpu_start = self._start
+        return CLOCKS[clock]() - (cpu_start if clock == "cpu" else wall_start)
 
     @contextmanager
     def pause(self) -> Iterator[None]:
