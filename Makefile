@@ -24,7 +24,7 @@ test: $(STAMP)
 	$(PY) -m pytest -q -n 2 --durations=15
 
 bench: $(STAMP)
-	$(PY) benchmarks/synthetic.py
+	$(PY) -m benchmarks.synthetic
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info

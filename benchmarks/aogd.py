@@ -15,7 +15,7 @@ kernel, σ = median distance of the run's training set, seeded per run) and on t
 - OGD-reservoir: per-class reservoir buffers of ``s = 16`` examples; the step averages the
   gradients over the opposite class's buffer (Zhao et al. 2011; Kar et al. 2013).
 
-The same baselines are scikit-learn estimators in ``benchmarks/aogd_baselines.py``
+The same baselines are scikit-learn estimators in ``kernelstream.baselines``
 (``OGDLastClassifier``, ``ReservoirOGDClassifier``; tested equal to these grid runners).
 
 Every method uses the same step schedule: constant, ``η_t = η`` (the default; the paper's regret
@@ -30,15 +30,17 @@ official train/test split, five seeds (feature draw, stream order, CV folds). us
 binarised as even digits (positive) vs odd digits (the paper does not say how; this split is
 balanced); mnist pixels are divided by 255 (LIBSVM ``mnist.scale``).
 
-    python benchmarks/aogd.py run diabetes german a9a usps mnist   # one JSON per data set
-    python benchmarks/aogd.py flat                                 # time per example vs t
-    python benchmarks/aogd.py report                               # aogd.md + aogd.png
+    python -m benchmarks.aogd run diabetes german a9a usps mnist   # one JSON per data set
+    python -m benchmarks.aogd flat                                 # time per example vs t
+    python -m benchmarks.aogd report                               # aogd.md + aogd.png
+    python -m benchmarks.aogd run diabetes --quick --out /tmp/bench   # seconds: seed 0, 4 × 4 grid
 
 ``--schedule invscaling`` writes to ``results/aogd/invscaling/``, ``--average`` (every method
 returns the mean of its per-example iterates) to ``results/aogd/average/``, ``--splits kfold``
 (diabetes/german: the five test folds of one stratified 5-fold split) to ``results/aogd/kfold/``;
 each is a section of the report. ``--methods aogd`` reruns one method and merges it into the saved
 runs; ``--folder`` sends a run elsewhere (the seeds 5–24 diagnostic in ``results/aogd/seeds5-24/``).
+``--out DIR`` replaces ``benchmarks/results`` for every action (``report`` reads and writes there).
 """
 
 from __future__ import annotations
@@ -46,26 +48,23 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
-import platform
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import torch
 from sklearn.metrics import roc_auc_score
-from sklearn.model_selection import StratifiedKFold, train_test_split
+from sklearn.model_selection import StratifiedKFold
 
-from aogd_baselines import ReservoirBuffers, reservoir_chunk  # noqa: E402  (benchmarks/)
+from benchmarks.common import data
+from benchmarks.common.machine import machine_line
+from benchmarks.common.report import command_line, write_report
+from benchmarks.common.timing import Stopwatch, threads
 from kernelstream import AOGDClassifier
 from kernelstream.estimators.aogd import bernoulli_coins
 from kernelstream.features import make_feature_map, resolve_sigma
-from kernelstream.solvers.pairwise import PairwiseState, aogd_chunk, chunk_update, pair_directions
+from kernelstream.solvers.pairwise import (PairwiseState, ReservoirBuffers, aogd_chunk, chunk_update,
+                                          pair_directions, reservoir_chunk)
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-RESULTS = Path(__file__).resolve().parent / "results"
 ETAS = 2.0 ** np.arange(-8, 0)
 LAMBDAS = 10.0 ** np.arange(-8, 0)
 D_RFF, BUFFER, P_REPLACE, GAMMA_RATIO, RUNS = 1024, 16, 0.5, 1.0, 5
@@ -87,23 +86,22 @@ METHODS = ("aogd", "last", "reservoir")
 def load(name: str, seed: int):
     """``X_train, y_train, X_test, y_test`` with y in {0, 1} for run ``seed``."""
     file = "german_numer" if name == "german" else name
-    with np.load(DATA / f"{file}.npz") as d:
-        data = {k: d[k] for k in d.files}
-    if "X" in data:
-        y = (data["y"] == data["y"].max()).astype(int)  # diabetes: 1 positive; german: 2 (bad)
-        X = data["X"].astype(np.float64)
+    arrays = data.load(file)
+    if "X" in arrays:
+        y = (arrays["y"] == arrays["y"].max()).astype(int)  # diabetes: 1 positive; german: 2 (bad)
+        X = arrays["X"].astype(np.float64)
         if SPLITS == "kfold":  # run r tests on fold r of one seeded stratified 5-fold split
             if not 0 <= seed < 5:
                 raise ValueError(f"--splits kfold has runs 0..4, got seed {seed}")
             train, test = list(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y))[seed]
             Xtr, Xte, ytr, yte = X[train], X[test], y[train], y[test]
         else:
-            Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.2, stratify=y, random_state=seed)
+            Xtr, ytr, Xte, yte = data.random_split(X, y, test_size=0.2, seed=seed, stratify=True)
         lo, hi = Xtr.min(0), Xtr.max(0)
         span = np.where(hi > lo, hi - lo, 1.0)
         return 2 * (Xtr - lo) / span - 1, ytr, 2 * (Xte - lo) / span - 1, yte
-    Xtr, Xte = data["X_train"].astype(np.float64), data["X_test"].astype(np.float64)
-    ytr, yte = data["y_train"], data["y_test"]
+    Xtr, Xte = arrays["X_train"].astype(np.float64), arrays["X_test"].astype(np.float64)
+    ytr, yte = arrays["y_train"], arrays["y_test"]
     if name in ("usps", "mnist"):
         ytr, yte = (ytr % 2 == 0).astype(int), (yte % 2 == 0).astype(int)
         if name == "mnist":
@@ -216,21 +214,21 @@ def one_run(name: str, seed: int, curves: bool, methods=METHODS) -> dict:
     Xtr, ytr = Xtr[order], ytr[order]
     out = {}
     for features in ("rff", "linear"):
-        start = time.perf_counter()
-        transform = rff(Xtr, seed) if features == "rff" else (lambda X: torch.as_tensor(X))
-        Ztr, Zte = transform(Xtr), transform(Xte)
-        for method in methods:
-            t0 = time.perf_counter()
-            eta, lam, cv = grid_search(method, Ztr, ytr, seed)
-            w = RUNNERS[method](Ztr, ytr, torch.tensor([eta]), torch.tensor([[lam]]), seed)
-            out[f"{method}/{features}"] = dict(eta=eta, lam=lam, cv_auc=cv,
-                                               test_auc=float(auc_columns(Zte, yte, w)[0]),
-                                               seconds=time.perf_counter() - t0)
-            print(f"  {name} seed {seed} {method}/{features}: {out[f'{method}/{features}']}", flush=True)
-        if curves and features == "rff":
-            out["curves"] = {m: auc_curve(m, Xtr, ytr, Zte, yte, transform, out[f"{m}/rff"], seed)
-                             for m in METHODS}
-        out[f"seconds/{features}"] = time.perf_counter() - start
+        with Stopwatch() as whole:
+            transform = rff(Xtr, seed) if features == "rff" else (lambda X: torch.as_tensor(X))
+            Ztr, Zte = transform(Xtr), transform(Xte)
+            for method in methods:
+                with Stopwatch() as sw:
+                    eta, lam, cv = grid_search(method, Ztr, ytr, seed)
+                    w = RUNNERS[method](Ztr, ytr, torch.tensor([eta]), torch.tensor([[lam]]), seed)
+                    test_auc = float(auc_columns(Zte, yte, w)[0])
+                out[f"{method}/{features}"] = dict(eta=eta, lam=lam, cv_auc=cv, test_auc=test_auc,
+                                                   seconds=sw.wall)
+                print(f"  {name} seed {seed} {method}/{features}: {out[f'{method}/{features}']}", flush=True)
+            if curves and features == "rff":
+                out["curves"] = {m: auc_curve(m, Xtr, ytr, Zte, yte, transform, out[f"{m}/rff"], seed)
+                                 for m in METHODS}
+        out[f"seconds/{features}"] = whole.wall
     return out
 
 
@@ -238,23 +236,21 @@ def auc_curve(method, Xtr, ytr, Zte, yte, transform, best, seed, n_points=20):
     """(seconds, examples, test AUC) along one pass: training time plus the pro-rated time of
     mapping the stream's features; the AUC evaluations are not timed."""
     marks = list(np.unique(np.geomspace(256, len(ytr), n_points).astype(int)))
-    start = time.perf_counter()
-    Z = transform(Xtr)
-    map_seconds = time.perf_counter() - start
-    points, paused = [], [0.0]
+    with Stopwatch() as mapping:
+        Z = transform(Xtr)
+    points, training = [], Stopwatch()
     eta, lam = torch.tensor([best["eta"]]), torch.tensor([[best["lam"]]])
 
     def record(t, w):
         if marks and t >= marks[0]:
             while marks and t >= marks[0]:
                 marks.pop(0)
-            now = time.perf_counter()
-            elapsed = now - start - paused[0] + map_seconds * (t / len(ytr) - 1)
-            points.append((elapsed, t, float(auc_columns(Zte, yte, w)[0])))
-            paused[0] += time.perf_counter() - now
+            elapsed = training.elapsed() + mapping.wall * t / len(ytr)
+            with training.pause():
+                points.append((elapsed, t, float(auc_columns(Zte, yte, w)[0])))
 
-    start = time.perf_counter() - map_seconds
-    RUNNERS[method](Z, ytr, eta, lam, seed, callback=record)
+    with training:
+        RUNNERS[method](Z, ytr, eta, lam, seed, callback=record)
     return points
 
 
@@ -267,9 +263,9 @@ def flat_time(n=200_000, d=20, chunk=10_000) -> list[tuple[int, float]]:
     for i in range(0, n, chunk):
         X = rng.normal(size=(chunk, d))
         y = (np.sin(X @ direction) > 0).astype(int)
-        start = time.perf_counter()
-        clf.partial_fit(X, y, classes=[0, 1])
-        rows.append((i + chunk, time.perf_counter() - start))
+        with Stopwatch() as sw:
+            clf.partial_fit(X, y, classes=[0, 1])
+        rows.append((i + chunk, sw.wall))
     return rows
 
 
@@ -392,17 +388,18 @@ def _chosen(runs: dict, with_schedule: bool) -> list[str]:
     return out
 
 
-def report() -> None:
+def report(root: Path) -> None:
+    """aogd.md and aogd.png in ``root`` from the runs saved under ``root / "aogd"``."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     VERDICTS.clear()
-    constant = _load_runs(RESULTS / "aogd")
-    invscaling = _load_runs(RESULTS / "aogd" / "invscaling")
-    averaged = _load_runs(RESULTS / "aogd" / "average")
-    kfold = _load_runs(RESULTS / "aogd" / "kfold")
+    constant = _load_runs(root / "aogd")
+    invscaling = _load_runs(root / "aogd" / "invscaling")
+    averaged = _load_runs(root / "aogd" / "average")
+    kfold = _load_runs(root / "aogd" / "kfold")
     both = _cv_chosen(constant, invscaling)
     names = list(constant)
     fig, axes = plt.subplots(1, len(names), figsize=(4 * len(names), 3.4), squeeze=False)
@@ -417,13 +414,12 @@ def report() -> None:
         ax.grid(alpha=0.3)
     axes[0][0].legend()
     fig.tight_layout()
-    fig.savefig(RESULTS / "aogd.png", dpi=110)
-    flat = json.loads((RESULTS / "aogd" / "flat_time.json").read_text()) if (
-        RESULTS / "aogd" / "flat_time.json").exists() else None
+    fig.savefig(root / "aogd.png", dpi=110)
+    flat = json.loads((root / "aogd" / "flat_time.json").read_text()) if (
+        root / "aogd" / "flat_time.json").exists() else None
     meta = constant[names[0]]["meta"]["0"] if names else {}
-    text = ["# AOGD: Table 2 protocol (issue 8)", "",
-            "Commands (each writes one JSON per data set; `report` writes this file and aogd.png):", "",
-            "- `python benchmarks/aogd.py run diabetes german a9a usps mnist` — last iterate, "
+    text = ["Commands (each writes one JSON per data set; `report` writes this file and aogd.png):", "",
+            "- `python -m benchmarks.aogd run diabetes german a9a usps mnist` — last iterate, "
             "constant step (`results/aogd/`);",
             "- `... run diabetes german a9a usps mnist --schedule invscaling` — η/√t "
             "(`results/aogd/invscaling/`; AOGD rerun with `--methods aogd` after γ became η);",
@@ -433,11 +429,9 @@ def report() -> None:
             "split instead of 5 random 80/20 splits (`results/aogd/kfold/`);",
             "- `... run diabetes german --seeds 5 … 24 [--average] --folder results/aogd/seeds5-24[/average]` "
             "— 20 more random splits, a diagnostic (not a protocol);",
-            "- `python benchmarks/research/aogd_ceiling.py` — batch models on the same splits "
+            "- `python -m benchmarks.research.aogd_ceiling` — batch models on the same splits "
             "(`results/aogd/ceiling.json`);",
-            "- `python benchmarks/aogd.py flat`, then `python benchmarks/aogd.py report`.", "",
-            f"Machine: {meta.get('machine', '?')}; 1 torch thread; **shared** (2 cores, other agents' jobs "
-            "running), so seconds are indicative only.", "",
+            "- `python -m benchmarks.aogd flat`, then `python -m benchmarks.aogd report`.", "",
             "Protocol: grid η ∈ 2^[−8:−1] × λ ∈ 10^[−8:−1] by 3-fold CV (mean validation AUC) on the "
             "training set, refit on all of it, test ROC AUC; 5 seeded runs; mean ± standard error "
             "(std/√5) of AUC × 100. One online pass, squared loss; every method gets the same grid, "
@@ -477,7 +471,7 @@ def report() -> None:
                      "and trains on the other four (decided before running, as a literal reading of "
                      "\"five times on different folds\").", "",
                      *_section(kfold, "Last iterate, constant step, 5-fold splits")]
-    sections += _diagnostics()
+    sections += _diagnostics(root)
     verdict = ["## Summary", "", "| variant (same for every method) | AOGD ≥ paper − 2 SE | "
                "AOGD ≥ both baselines (RFF) |", "|---|---|---|", *VERDICTS, "",
                "Margins on diabetes and german are far below their standard errors; the 20 extra "
@@ -493,17 +487,19 @@ def report() -> None:
              "the RFF mapping of the stream is included in the time, AUC evaluation is not)."]
     if flat:
         text += ["", "Time per example along one stream (default `AOGDClassifier`, D = 1024, d = 20, "
-                 "`partial_fit` in chunks of 10^4; `python benchmarks/aogd.py flat`):", "",
+                 "`partial_fit` in chunks of 10^4; `python -m benchmarks.aogd flat`):", "",
                  "| examples seen | µs per example in this chunk |", "|---|---|",
                  *[f"| {n} | {1e6 * s / 10_000:.1f} |" for n, s in flat["rows"]]]
-    (RESULTS / "aogd.md").write_text("\n".join(text) + "\n")
+    write_report(root / "aogd.md", "AOGD: Table 2 protocol (issue 8)", text,
+                 machine=f"{meta.get('machine', '?')}; 1 torch thread; **shared** (2 cores, other "
+                         "agents' jobs running), so seconds are indicative only")
     print("\n".join(text[: text.index("## Summary") + len(verdict)]))
 
 
-def _diagnostics() -> list[str]:
+def _diagnostics(root: Path) -> list[str]:
     """20 more random splits of diabetes and german, and batch models on the same splits."""
     out = []
-    folder = RESULTS / "aogd" / "seeds5-24"
+    folder = root / "aogd" / "seeds5-24"
     for label, sub in (("last iterate", folder), ("averaged iterates", folder / "average")):
         runs = _load_runs(sub)
         if runs:
@@ -516,7 +512,7 @@ def _diagnostics() -> list[str]:
                         COMPARISON_HEAD.replace("| data set |", "| data set, output |")]
             rows, _ = _comparison(runs)
             out += [row.replace(f"| {n} |", f"| {n}, {label} |", 1) for row, n in zip(rows, runs)]
-    ceiling = RESULTS / "aogd" / "ceiling.json"
+    ceiling = root / "aogd" / "ceiling.json"
     if ceiling.exists():
         saved = json.loads(ceiling.read_text())["runs"]
         out += ["", "Batch models on the same random splits (`benchmarks/research/aogd_ceiling.py`; "
@@ -558,13 +554,8 @@ def _invscaling_section(runs: dict) -> list[str]:
     return out
 
 
-def machine() -> str:
-    return (f"{platform.machine()} {platform.processor() or 'cpu'}, {os.cpu_count()} cores, "
-            f"torch {torch.__version__}")
-
-
 def main(argv=None) -> None:
-    global SCHEDULE, SPLITS, AVERAGE
+    global SCHEDULE, SPLITS, AVERAGE, ETAS, LAMBDAS, D_RFF
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("action", choices=["run", "report", "flat"])
     parser.add_argument("datasets", nargs="*", default=list(PAPER))
@@ -582,35 +573,43 @@ def main(argv=None) -> None:
                              "(results/aogd/average/)")
     parser.add_argument("--folder", type=Path, default=None,
                         help="write the runs here instead (diagnostics kept out of the report)")
+    parser.add_argument("--out", type=Path, default=data.RESULTS,
+                        help="results root instead of benchmarks/results (every action)")
+    parser.add_argument("--quick", action="store_true",
+                        help="seed 0, a 4 × 4 grid, D = 256; flat: 2·10^4 examples (seconds)")
     args = parser.parse_args(argv)
     SCHEDULE, SPLITS, AVERAGE = args.schedule, args.splits, args.average
-    torch.set_num_threads(1)
-    folder = args.folder or RESULTS / "aogd" / ("" if SCHEDULE == "constant" else SCHEDULE) / (
+    if args.quick:
+        args.seeds, ETAS, LAMBDAS, D_RFF = [0], ETAS[::2], LAMBDAS[::2], 256
+    folder = args.folder or args.out / "aogd" / ("" if SCHEDULE == "constant" else SCHEDULE) / (
         "kfold" if SPLITS == "kfold" else "") / ("average" if AVERAGE else "")
     folder.mkdir(parents=True, exist_ok=True)
-    if args.action == "report":
-        return report()
-    if args.action == "flat":
-        rows = flat_time()
-        (RESULTS / "aogd" / "flat_time.json").write_text(json.dumps({"rows": rows}))
-        return print(rows)
-    for name in args.datasets:
-        path = folder / f"{name}.json"
-        saved = json.loads(path.read_text()) if path.exists() else {"runs": {}, "meta": {}}
-        for seed in args.seeds:
-            start = time.perf_counter()
-            every = set(args.methods) == set(METHODS)
+    with threads(1):
+        if args.action == "report":
+            return report(args.out)
+        if args.action == "flat":
+            rows = flat_time(n=20_000 if args.quick else 200_000)
+            (args.out / "aogd" / "flat_time.json").write_text(json.dumps({"rows": rows}))
+            return print(rows)
+        for name in args.datasets:
+            run(name, args, folder / f"{name}.json")
+
+
+def run(name: str, args, path: Path) -> None:
+    """The runs ``args.seeds`` of one data set, merged into the JSON at ``path``."""
+    saved = json.loads(path.read_text()) if path.exists() else {"runs": {}, "meta": {}}
+    for seed in args.seeds:
+        every = set(args.methods) == set(METHODS)
+        with Stopwatch() as sw:
             fresh = one_run(name, seed, curves=seed == 0 and every and SCHEDULE == "constant",
                             methods=tuple(args.methods))
-            saved["runs"][str(seed)] = fresh if every else {**saved["runs"].get(str(seed), {}), **fresh}
-            saved["meta"][str(seed)] = dict(
-                machine=machine(), seconds=time.perf_counter() - start, schedule=SCHEDULE,
-                gamma_ratio=GAMMA_RATIO, methods=list(args.methods), splits=SPLITS,
-                average=AVERAGE,
-                command="python benchmarks/aogd.py " + " ".join(sys.argv[1:]),
-                load=subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
-            path.write_text(json.dumps(saved))
-            print(name, seed, f"{saved['meta'][str(seed)]['seconds']:.0f}s", flush=True)
+        saved["runs"][str(seed)] = fresh if every else {**saved["runs"].get(str(seed), {}), **fresh}
+        saved["meta"][str(seed)] = dict(
+            machine=machine_line(), seconds=sw.wall, schedule=SCHEDULE, gamma_ratio=GAMMA_RATIO,
+            methods=list(args.methods), splits=SPLITS, average=AVERAGE, command=command_line(),
+            quick=args.quick)
+        path.write_text(json.dumps(saved))
+        print(name, seed, f"{sw.wall:.0f}s", flush=True)
 
 
 if __name__ == "__main__":

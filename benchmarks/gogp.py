@@ -1,6 +1,6 @@
 """GoGP on abalone (issue 7): progressive RMSE, test RMSE, model size and time against peers.
 
-One seeded shuffle of ``../shared/data/abalone.npz``; the first 80% is the stream, the last 20%
+One seeded shuffle of the shared ``abalone.npz``; the first 80% is the stream, the last 20%
 the test set. Online learners predict each stream point before learning it (progressive RMSE,
 over the stream after a warm start on its first 10%); offline peers are fitted on the stream.
 
@@ -9,24 +9,29 @@ Peers: exact GP (scikit-learn, ConstantKernel·RBF + White, marginal likelihood,
 LinearRegression (standardised inputs), SGDRegressor on RBFSampler features via partial_fit,
 DSGRegressor via partial_fit. Also times GoGP's update against t on the synthetic set.
 
-    python benchmarks/gogp.py [--out benchmarks/results] [--seed 0]
+    python -m benchmarks.gogp [--out benchmarks/results] [--seed 0]
+    python -m benchmarks.gogp --quick --out /tmp/bench   # seconds: 800 rows, four models
 """
 
 from __future__ import annotations
 
 import argparse
 import platform
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from benchmarks.common.data import RESULTS, load
+from benchmarks.common.machine import machine_line
+from benchmarks.common.report import command_line, markdown_table, write_report
+from benchmarks.common.timing import Stopwatch, threads
 from kernelstream import DSGRegressor, GoGPRegressor
 from kernelstream.datasets import synthetic_regression
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "abalone.npz"
+#: the rows of the quick run (seconds)
+QUICK = ("GoGP kernel (rls, defaults)", "GoGP random features (rls, D=512)", "river LinearRegression",
+         "DSGRegressor, partial_fit chunks of 64")
 
 
 def rmse(a, b):
@@ -34,27 +39,26 @@ def rmse(a, b):
 
 
 def gogp(X, y, Xte, yte, **kw):
-    start = time.perf_counter()
-    model = GoGPRegressor(random_state=0, **kw).fit(X, y)
-    elapsed = time.perf_counter() - start
+    with Stopwatch() as sw:
+        model = GoGPRegressor(random_state=0, **kw).fit(X, y)
     mean, std = model.predict(Xte, return_std=True, include_noise=True)
     size = model.n_inducing_ if model.variant == "kernel" else model.n_components
     cover = float(np.mean(np.abs(mean - yte) <= 1.96 * std))
-    return model.progressive_rmse_, rmse(mean, yte), size, elapsed, f"coverage {cover:.3f}"
+    return model.progressive_rmse_, rmse(mean, yte), size, sw.wall, f"coverage {cover:.3f}"
 
 
 def online_loop(learn_one, predict_one, X, y, n_warm, epochs=3, seed=0):
     """Warm start (epochs of permuted draws over the first n_warm), then predict-then-learn."""
     rng = np.random.default_rng(seed)
-    start = time.perf_counter()
-    for _ in range(epochs):
-        for i in rng.permutation(n_warm):
-            learn_one(X[i], y[i])
     errors = []
-    for i in range(n_warm, len(X)):
-        errors.append(predict_one(X[i]) - y[i])
-        learn_one(X[i], y[i])
-    return float(np.sqrt(np.mean(np.square(errors)))), time.perf_counter() - start
+    with Stopwatch() as sw:
+        for _ in range(epochs):
+            for i in rng.permutation(n_warm):
+                learn_one(X[i], y[i])
+        for i in range(n_warm, len(X)):
+            errors.append(predict_one(X[i]) - y[i])
+            learn_one(X[i], y[i])
+    return float(np.sqrt(np.mean(np.square(errors)))), sw.wall
 
 
 def river_peer(name, X, y, Xte, yte, n_warm):
@@ -88,26 +92,27 @@ def sgd_rff(X, y, Xte, yte, n_warm):
 def dsg(X, y, Xte, yte, n_warm, chunk=64):
     """DSGRegressor by partial_fit on chunks: each chunk predicted before it is learnt."""
     model = DSGRegressor(batch_size=chunk, block_size=256, random_state=0)
-    start = time.perf_counter()
-    model.partial_fit(X[:n_warm], y[:n_warm])
     errors = []
-    for s in range(n_warm, len(X), chunk):
-        errors.append(model.predict(X[s:s + chunk]) - y[s:s + chunk])
-        model.partial_fit(X[s:s + chunk], y[s:s + chunk])
+    with Stopwatch() as sw:
+        model.partial_fit(X[:n_warm], y[:n_warm])
+        for s in range(n_warm, len(X), chunk):
+            errors.append(model.predict(X[s:s + chunk]) - y[s:s + chunk])
+            model.partial_fit(X[s:s + chunk], y[s:s + chunk])
+        test = rmse(model.predict(Xte), yte)
     prog = float(np.sqrt(np.mean(np.square(np.concatenate(errors)))))
-    return prog, rmse(model.predict(Xte), yte), model.n_components_, time.perf_counter() - start, ""
+    return prog, test, model.n_components_, sw.wall, ""
 
 
 def exact_gp(X, y, Xte, yte, n=2000):
     from sklearn.gaussian_process import GaussianProcessRegressor
     from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 
-    start = time.perf_counter()
-    gp = GaussianProcessRegressor(ConstantKernel() * RBF() + WhiteKernel(), normalize_y=True,
-                                  random_state=0).fit(X[:n], y[:n])
-    mean, std = gp.predict(Xte, return_std=True)
+    with Stopwatch() as sw:
+        gp = GaussianProcessRegressor(ConstantKernel() * RBF() + WhiteKernel(), normalize_y=True,
+                                      random_state=0).fit(X[:n], y[:n])
+        mean, std = gp.predict(Xte, return_std=True)
     cover = float(np.mean(np.abs(mean - yte) <= 1.96 * std))
-    return "-", rmse(mean, yte), n, time.perf_counter() - start, f"offline, {gp.kernel_}, coverage {cover:.3f}"
+    return "-", rmse(mean, yte), n, sw.wall, f"offline, {gp.kernel_}, coverage {cover:.3f}"
 
 
 def svgp(X, y, Xte, yte, m=128, epochs=30):
@@ -126,7 +131,15 @@ def svgp(X, y, Xte, yte, m=128, epochs=30):
         def forward(self, x):
             return gpytorch.distributions.MultivariateNormal(self.mean_module(x), self.covar_module(x))
 
-    start = time.perf_counter()
+    with Stopwatch() as sw:
+        mean = _svgp_fit(Model, Xt, yt, Xte, m, epochs) * y.std() + y.mean()
+    return "-", rmse(mean, yte), m, sw.wall, f"offline, {epochs} epochs"
+
+
+def _svgp_fit(Model, Xt, yt, Xte, m, epochs) -> np.ndarray:
+    """Fit the SVGP by Adam on the ELBO; its test mean (standardised scale)."""
+    import gpytorch
+
     torch.manual_seed(0)
     model, lik = Model(Xt[torch.randperm(len(Xt))[:m]].clone()), gpytorch.likelihoods.GaussianLikelihood()
     model.double(), lik.double()
@@ -140,8 +153,7 @@ def svgp(X, y, Xte, yte, m=128, epochs=30):
             opt.step()
     model.eval(), lik.eval()
     with torch.no_grad():
-        mean = model(torch.tensor(Xte)).mean.numpy() * y.std() + y.mean()
-    return "-", rmse(mean, yte), m, time.perf_counter() - start, f"offline, {epochs} epochs"
+        return model(torch.tensor(Xte)).mean.numpy()
 
 
 def update_times(n=8192, chunk=128, **kw):
@@ -150,9 +162,9 @@ def update_times(n=8192, chunk=128, **kw):
     model = GoGPRegressor(random_state=0, **kw)
     ts, per_update, sizes = [], [], []
     for s in range(0, n, chunk):
-        start = time.perf_counter()
-        model.partial_fit(X[s:s + chunk], y[s:s + chunk])
-        per_update.append((time.perf_counter() - start) / chunk)
+        with Stopwatch() as sw:
+            model.partial_fit(X[s:s + chunk], y[s:s + chunk])
+        per_update.append(sw.wall / chunk)
         ts.append(s + chunk)
         sizes.append(model.n_inducing_)
     return np.array(ts), np.array(per_update), np.array(sizes)
@@ -176,20 +188,9 @@ def plot(curves, path):
     fig.savefig(path, dpi=110)
 
 
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    torch.set_num_threads(1)
-    with np.load(DATA) as data:
-        X, y = data["X"].astype(np.float64), data["y"].astype(np.float64)
-    order = np.random.default_rng(args.seed).permutation(len(X))
-    X, y = X[order], y[order]
-    n_stream = int(0.8 * len(X))
-    Xs, ys, Xte, yte = X[:n_stream], y[:n_stream], X[n_stream:], y[n_stream:]
-    n_warm = round(0.1 * n_stream)
-    rows = {
+def models(Xs, ys, Xte, yte, n_warm) -> dict:
+    """Row name -> the run giving (progressive RMSE, test RMSE, size, seconds, note)."""
+    return {
         "GoGP kernel (rls, defaults)": lambda: gogp(Xs, ys, Xte, yte),
         "GoGP random features (rls, D=512)": lambda: gogp(Xs, ys, Xte, yte, variant="random_features"),
         "GoGP kernel, paper's SGD step": lambda: gogp(Xs, ys, Xte, yte, solver="sgd", average=True),
@@ -201,32 +202,55 @@ def main(argv=None) -> None:
         "exact GP (sklearn, ML-II, first 2000)": lambda: exact_gp(Xs, ys, Xte, yte),
         "GPyTorch SVGP (CPU, m=128)": lambda: svgp(Xs, ys, Xte, yte),
     }
-    lines = ["# GoGP on abalone (issue 7)", "",
-             f"Command: `python benchmarks/gogp.py --seed {args.seed}` — {platform.processor() or platform.machine()}, "
-             f"torch {torch.__version__}, 1 thread, Python {sys.version.split()[0]}. "
-             "Machine shared (2 cores, other agents' jobs running): times are indicative.", "",
-             f"Stream: first {n_stream} of a seeded shuffle (warm start on its first {n_warm}), "
-             f"test: last {len(X) - n_stream}. Progressive RMSE over the stream after the warm start.", "",
-             "| model | progressive RMSE | test RMSE | size (|U| / D / points) | time (s) | notes |",
-             "| --- | --- | --- | --- | --- | --- |"]
-    for name, run in rows.items():
-        prog, test, size, elapsed, note = run()
-        prog = prog if isinstance(prog, str) else f"{prog:.3f}"
-        lines.append(f"| {name} | {prog} | {test:.3f} | {size} | {elapsed:.1f} | {note} |")
-        print(lines[-1], flush=True)
-    curves = {"theta=auto (noise std)": update_times(),
-              "theta=0.02": update_times(theta=0.02)}
-    plot(curves, args.out / "gogp_update_time.png")
-    lines += ["", "## Time per update against t (synthetic 2-D set, 8192 points, partial_fit chunks of 128)", "",
-              "![time per update](gogp_update_time.png)", "",
-              "| setting | |U| at t=1024 | at 4096 | at 8192 | ms/update, t ≤ 1024 | last 1024 |",
-              "| --- | --- | --- | --- | --- | --- |"]
+
+
+def update_section(n: int, out: Path) -> list[str]:
+    """The time-per-update plot and table on the synthetic stream of ``n`` points."""
+    curves = {"theta=auto (noise std)": update_times(n), "theta=0.02": update_times(n, theta=0.02)}
+    plot(curves, out / "gogp_update_time.png")
+    lines = ["", f"## Time per update against t (synthetic 2-D set, {n} points, partial_fit chunks of 128)",
+             "", "![time per update](gogp_update_time.png)", ""]
+    rows = []
     for label, (t, sec, size) in curves.items():
         at = lambda v: size[np.searchsorted(t, v)] if v < t[-1] else size[-1]  # noqa: E731
-        lines.append(f"| {label} | {at(1024)} | {at(4096)} | {size[-1]} | "
-                     f"{1e3 * sec[t <= 1024].mean():.2f} | {1e3 * sec[t > t[-1] - 1024].mean():.2f} |")
+        rows.append((label, at(1024), at(4096), size[-1], f"{1e3 * sec[t <= 1024].mean():.2f}",
+                     f"{1e3 * sec[t > t[-1] - 1024].mean():.2f}"))
+    return lines + markdown_table(["setting", "|U| at t=1024", "at 4096", f"at {n}",
+                                   "ms/update, t ≤ 1024", "last 1024"], rows)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--quick", action="store_true",
+                        help="800 abalone rows, four models, 1024 synthetic points (seconds)")
+    args = parser.parse_args(argv)
+    data = load("abalone")
+    X, y = data["X"].astype(np.float64), data["y"].astype(np.float64)
+    order = np.random.default_rng(args.seed).permutation(len(X))[: 800 if args.quick else None]
+    X, y = X[order], y[order]
+    n_stream = int(0.8 * len(X))
+    Xs, ys, Xte, yte = X[:n_stream], y[:n_stream], X[n_stream:], y[n_stream:]
+    n_warm = round(0.1 * n_stream)
+    lines = [f"Python {platform.python_version()}. Machine shared (2 cores, other agents' jobs "
+             "running): times are indicative.", "",
+             f"Stream: first {n_stream} of a seeded shuffle (warm start on its first {n_warm}), "
+             f"test: last {len(X) - n_stream}. Progressive RMSE over the stream after the warm start.", ""]
+    header = ["model", "progressive RMSE", "test RMSE", "size (|U| / D / points)", "time (s)", "notes"]
+    lines += markdown_table(header, [])
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "gogp.md").write_text("\n".join(lines) + "\n")
+    with threads(1):
+        for name, run in models(Xs, ys, Xte, yte, n_warm).items():
+            if args.quick and name not in QUICK:
+                continue
+            prog, test, size, elapsed, note = run()
+            prog = prog if isinstance(prog, str) else f"{prog:.3f}"
+            lines += markdown_table(header, [(name, prog, f"{test:.3f}", size, f"{elapsed:.1f}", note)])[2:]
+            print(lines[-1], flush=True)
+        lines += update_section(1024 if args.quick else 8192, args.out)
+    write_report(args.out / "gogp.md", "GoGP on abalone (issue 7)", lines, command=command_line(),
+                 machine=machine_line(1))
     print("\n".join(lines[-4:]))
 
 

@@ -6,28 +6,25 @@ from copies of that model, the next ``--rows`` rows are learnt (a) by ``partial_
 row per call — validation, rollback guard, progress — and (b) by the solver's ``update`` alone.
 One thread, one warm-up pass, ``--repeats`` repeats; min and median seconds per row.
 
-    python benchmarks/gogp_partial_fit.py        # writes benchmarks/results/gogp_partial_fit.md
+    python -m benchmarks.gogp_partial_fit          # writes benchmarks/results/gogp_partial_fit.md
+    python -m benchmarks.gogp_partial_fit --quick --out /tmp/bench
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
-import os
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from machine import cpu_model  # noqa: E402
-
-from kernelstream import GoGPRegressor  # noqa: E402
-
-RESULTS = Path(__file__).resolve().parent / "results" / "gogp_partial_fit.md"
+from benchmarks.common.data import RESULTS
+from benchmarks.common.machine import machine_line
+from benchmarks.common.report import command_line, markdown_table, write_report
+from kernelstream import GoGPRegressor
 
 
 def _grown_model(n_inducing: int, rows: int):
@@ -67,26 +64,26 @@ def main() -> None:
     parser.add_argument("--inducing", type=int, default=1024)
     parser.add_argument("--rows", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="64 inducing points, 20 rows")
+    parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
+    if args.quick:
+        args.inducing, args.rows, args.repeats = 64, 20, 1
     torch.set_num_threads(1)
     model, X, y = _grown_model(args.inducing, args.rows)
     assert model.n_inducing_ == args.inducing, model.n_inducing_
     fit = _per_row(_partial_fit, model, X, y, args.repeats)
     update = _per_row(_update, model, X, y, args.repeats)
-    ratio = min(fit) / min(update)
-    lines = ["# GoGP: partial_fit one row at a time against the update itself (issue 15)", "",
-             f"Command: `python benchmarks/gogp_partial_fit.py --inducing {args.inducing} "
-             f"--rows {args.rows} --repeats {args.repeats}`  ",
-             f"Machine: {cpu_model()}, {os.cpu_count()} cores, 1 torch thread, load average "
-             f"{os.getloadavg()[0]:.2f}; |U| = {model.n_inducing_} (at the budget: every "
-             "update adds one point and removes the most redundant one).", "",
-             "| per row | min (ms) | median (ms) |", "|---|---|---|",
-             f"| `partial_fit(x, y)` | {1e3 * min(fit):.3f} | {1e3 * statistics.median(fit):.3f} |",
-             f"| solver `update` alone | {1e3 * min(update):.3f} | "
-             f"{1e3 * statistics.median(update):.3f} |", "",
-             f"Ratio of the minima: **{ratio:.2f}×** (the bar is 2×)."]
-    RESULTS.write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    rows = [[name, f"{1e3 * min(t):.3f}", f"{1e3 * statistics.median(t):.3f}"]
+            for name, t in (("`partial_fit(x, y)`", fit), ("solver `update` alone", update))]
+    body = [f"|U| = {model.n_inducing_} (at the budget: every update adds one point and removes "
+            "the most redundant one); one torch thread.", "",
+            *markdown_table(["per row", "min (ms)", "median (ms)"], rows), "",
+            f"Ratio of the minima: **{min(fit) / min(update):.2f}×** (the bar is 2×)."]
+    path = write_report(args.out / "gogp_partial_fit.md", "GoGP: partial_fit one row at a time "
+                        "against the update itself (issue 15)", body, command=command_line(),
+                        machine=machine_line(1))
+    print(path.read_text())
 
 
 if __name__ == "__main__":

@@ -7,18 +7,15 @@ all 2^10 test points as ``X_variance``) and reports the relative L2 error of the
 and variance against eq. (9); route (b) (operator over ``D`` features) at the defaults; and the
 exact ``GaussianProcessRegressor`` of scikit-learn (fixed kernel, ``alpha = 0.1``) as the peer.
 
-    python benchmarks/gp.py [--steps 16 32 64 128 256] [--threads 2] [--out benchmarks/results]
-    python benchmarks/gp.py --report     # rewrite gp.md and gp.png from gp.json
+    python -m benchmarks.gp [--steps 16 32 64 128 256] [--threads 2] [--out benchmarks/results]
+    python -m benchmarks.gp --report     # rewrite gp.md and gp.png from gp.json
+    python -m benchmarks.gp --quick --out /tmp/bench   # seconds: 4 and 8 steps, D = 1024
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -26,12 +23,13 @@ import torch
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF
 
+from benchmarks.common.data import RESULTS
+from benchmarks.common.machine import load_average, machine_line
+from benchmarks.common.report import command_line, markdown_table, write_report
+from benchmarks.common.timing import measure
 from kernelstream import DSGGaussianProcessRegressor
 from kernelstream.datasets import synthetic_regression
 from kernelstream.features import median_distance
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/
-from machine import cpu_model  # noqa: E402
 
 NOISE = 0.1
 
@@ -49,7 +47,7 @@ def closed_form(X, y, X_test, sigma):
     return mean, 1.0 - (V * V).sum(0)
 
 
-def run(steps, out: Path) -> None:
+def run(steps, out: Path, operator_features: int = 8192) -> None:
     X, y, _ = synthetic_regression(2**11, random_state=0, noise=NOISE**0.5)
     X_test, _, _ = synthetic_regression(2**10, random_state=1)
     sigma = 0.1 * median_distance(X)
@@ -58,41 +56,33 @@ def run(steps, out: Path) -> None:
     for T in steps:
         gp = DSGGaussianProcessRegressor(sigma=sigma, noise=NOISE, n_steps=T, normalize_y=False,
                                          random_state=0)
-        start = time.perf_counter()
-        gp.fit(X, y, X_variance=X_test)
-        elapsed = time.perf_counter() - start
+        elapsed = measure(lambda: gp.fit(X, y, X_variance=X_test), repeats=1, warmup=0).min()
         m_hat, s_hat = gp.predict(X_test, return_std=True, include_noise=False)
         rows.append(("targets", T, gp.n_components_, relative_error(m_hat, mean),
                      relative_error(s_hat**2, var), elapsed))
         print(rows[-1], flush=True)
-    for D in (8192,):
+    for D in (operator_features,):
         gp = DSGGaussianProcessRegressor(sigma=sigma, noise=NOISE, variance_method="operator",
                                          n_steps=max(steps), n_components=D,
                                          normalize_y=False, random_state=0)
-        start = time.perf_counter()
-        gp.fit(X, y)
-        elapsed = time.perf_counter() - start
+        elapsed = measure(lambda: gp.fit(X, y), repeats=1, warmup=0).min()
         m_hat, s_hat = gp.predict(X_test, return_std=True, include_noise=False)
         rows.append((f"operator D={D}", max(steps), gp.n_components_, relative_error(m_hat, mean),
                      relative_error(s_hat**2, var), elapsed))
         print(rows[-1], flush=True)
     exact = GaussianProcessRegressor(RBF(sigma, length_scale_bounds="fixed"), alpha=NOISE,
                                      optimizer=None)
-    start = time.perf_counter()
-    exact.fit(X, y)
-    m_hat, s_hat = exact.predict(X_test, return_std=True)
-    elapsed = time.perf_counter() - start
+    timing = measure(lambda: exact.fit(X, y).predict(X_test, return_std=True), repeats=1, warmup=0)
+    (m_hat, s_hat), elapsed = timing.result, timing.min()
     rows.append(("sklearn GaussianProcessRegressor (exact)", "-", "-", relative_error(m_hat, mean),
                  relative_error(s_hat**2, var), elapsed))
-    load = os.getloadavg()[0]
-    meta = dict(steps=list(steps), threads=torch.get_num_threads(), load=load,
-                machine=f"{platform.machine()} {cpu_model()}, {os.cpu_count()} cores",
-                torch=torch.__version__)
+    meta = dict(steps=list(steps), threads=torch.get_num_threads(), load=load_average(),
+                machine=machine_line(), torch=torch.__version__, command=command_line())
     (out / "gp.json").write_text(json.dumps(dict(meta=meta, rows=rows), indent=1))
-    write_report(rows, meta, out)
+    report(rows, meta, out)
 
 
-def write_report(rows, meta, out: Path) -> None:
+def report(rows, meta, out: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -115,25 +105,21 @@ def write_report(rows, meta, out: Path) -> None:
         ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(out / "gp.png", dpi=120)
+    command = meta.get("command") or (f"python benchmarks/gp.py --steps {' '.join(map(str, meta['steps']))} "
+                                      f"--threads {meta['threads']}")
+    base = meta["machine"] if "command" in meta else f"{meta['machine']}, torch {meta['torch']}"
+    machine = (f"{base}, {meta['threads']} torch threads; **shared** with other jobs (load average "
+               f"at the end {meta['load']:.1f}), so seconds are indicative only")
     lines = [
-        "# GP posterior against the closed form (issue 5, Dai et al. Fig. 5)",
-        "",
-        f"Command: `python benchmarks/gp.py --steps {' '.join(map(str, meta['steps']))} "
-        f"--threads {meta['threads']}`.",
-        f"Machine: {meta['machine']}, torch {meta['torch']}, {meta['threads']} torch threads; "
-        f"**shared** with other jobs (load average at the end {meta['load']:.1f}), so seconds are "
-        "indicative only.",
-        "",
         "Data: the paper's 2-D synthetic model, 2^11 training points (seed 0, noise variance 0.1), "
         "2^10 test points (seed 1); Gaussian RBF, bandwidth 0.1 × median pairwise distance; "
         "noise 0.1. Errors are ‖estimate − exact‖/‖exact‖ over the 2^10 test points, the exact "
         "posterior from a float64 Cholesky. Route (a) takes all 2^10 test points as `X_variance`.",
         "",
-        "| method | steps | features in the mean | mean error | variance error | fit seconds |",
-        "|---|---|---|---|---|---|",
+        *markdown_table(["method", "steps", "features in the mean", "mean error", "variance error",
+                         "fit seconds"], [(name, t, feats, f"{em:.4f}", f"{ev:.4f}", f"{sec:.1f}")
+                                          for name, t, feats, em, ev, sec in rows]),
     ]
-    for name, t, feats, em, ev, sec in rows:
-        lines.append(f"| {name} | {t} | {feats} | {em:.4f} | {ev:.4f} | {sec:.1f} |")
     last = ladder[-1]
     lines += [
         "",
@@ -147,24 +133,29 @@ def write_report(rows, meta, out: Path) -> None:
         "D = 8k / 16k / 32k on 256 of these test points). The exact solver is "
         "faster at n = 2^11; the point of the random-feature solver is that it never forms the "
         "n × n kernel matrix (memory O(n(m + M)) for route (a)).",
-        "", "![convergence](gp.png)", ""]
-    (out / "gp.md").write_text("\n".join(lines))
+        "", "![convergence](gp.png)"]
+    write_report(out / "gp.md", "GP posterior against the closed form (issue 5, Dai et al. Fig. 5)",
+                 lines, command=command, machine=machine)
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, nargs="+", default=[16, 32, 64, 128, 256])
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--operator-features", type=int, default=8192, help="D of route (b)")
     parser.add_argument("--report", action="store_true", help="only rewrite the report")
-    args = parser.parse_args()
+    parser.add_argument("--quick", action="store_true", help="4 and 8 steps, D = 1024 (seconds)")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.steps, args.operator_features = [4, 8], 1024
     if args.report:
         saved = json.loads((args.out / "gp.json").read_text())
-        write_report(saved["rows"], saved["meta"], args.out)
+        report(saved["rows"], saved["meta"], args.out)
         return
     torch.set_num_threads(args.threads)
     args.out.mkdir(parents=True, exist_ok=True)
-    run(args.steps, args.out)
+    run(args.steps, args.out, args.operator_features)
 
 
 if __name__ == "__main__":

@@ -23,29 +23,23 @@ min and median of ``--repeats`` runs, in ms per 10^6 feature values. Ours are ti
 with the block parameters drawn beforehand ("cached", what scikit-learn's ``transform`` does)
 and regenerated from the seed inside the timed call ("regen.", what training does).
 
-    python benchmarks/kernels.py [--n-eval 500] [--n-fit 4096] [--n-time 2048] [--repeats 5]
+    python -m benchmarks.kernels [--n-eval 500] [--n-fit 4096] [--n-time 2048] [--repeats 5]
+    python -m benchmarks.kernels --quick --out /tmp/bench   # seconds: rbf and hellinger, small sizes
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import platform
-import statistics
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import torch
-from threadpoolctl import threadpool_limits
 
+from benchmarks.common.data import RESULTS, official_split
+from benchmarks.common.report import write_report
+from benchmarks.common.timing import Stopwatch, measure, threads
 from kernelstream.features import make_feature_map, median_distance
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/
-from machine import cpu_model  # noqa: E402
-
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "mnist.npz"
 SIZES = (2**8, 2**10, 2**12, 2**14)
 TIME_D = 4096
 BLOCK = 1024
@@ -71,8 +65,8 @@ FAMILIES = [
 
 # -- data and errors -----------------------------------------------------------------------
 def load(n_eval: int, n_fit: int, n_time: int) -> dict:
-    with np.load(DATA) as data:
-        test, train = data["X_test"] / 255.0, data["X_train"] / 255.0
+    train, _, test, _ = official_split("mnist")
+    train, test = train / 255.0, test / 255.0
     g = np.random.default_rng(0)
     dense = {"eval": test[g.choice(len(test), n_eval, replace=False)],
              "fit": train[g.choice(len(train), n_fit, replace=False)],
@@ -95,15 +89,9 @@ def errors(Z: np.ndarray, K: np.ndarray) -> tuple[float, float]:
 def timed(fn, repeats: int) -> tuple[float, float]:
     """Warm up once, then min and median seconds of ``repeats`` calls (at least 2 and about a
     minute in all for slow ones)."""
-    start = time.perf_counter()
-    fn()
-    warm_up = time.perf_counter() - start
-    times = []
-    for _ in range(max(2, min(repeats, int(60 / max(warm_up, 1e-9))))):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times), statistics.median(times)
+    warm_up = measure(fn, repeats=1, warmup=0).min()
+    timing = measure(fn, repeats=max(2, min(repeats, int(60 / max(warm_up, 1e-9)))), warmup=0)
+    return timing.min(), timing.median()
 
 
 # -- ours -----------------------------------------------------------------------------------
@@ -222,13 +210,13 @@ def peer_rows(label, factory, own_kernel, fm, data, kind, repeats) -> dict:
 
 
 # -- Fastfood versus dense Gaussian blocks ----------------------------------------------------
-def fastfood_table(n: int, repeats: int) -> list[str]:
+def fastfood_table(n: int, repeats: int, dims=(256, 512, 1024, 2048, 4096)) -> list[str]:
     from sklearn.kernel_approximation import RBFSampler
 
     lines = ["| d | r (block) | dense rbf cached | dense rbf regen. | fastfood cached | fastfood regen. "
              "| RBFSampler (D = r) |", "|---|---|---|---|---|---|---|"]
     g = np.random.default_rng(0)
-    for d in (256, 512, 1024, 2048, 4096):
+    for d in dims:
         X = g.normal(size=(n, d)).astype(np.float32)
         Xt = torch.as_tensor(X)
         for r in sorted({1024, 2 * d}):
@@ -336,37 +324,37 @@ def main(argv=None) -> None:
     parser.add_argument("--n-time", type=int, default=2048)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--only", nargs="*", default=None, help="family names to run (no files written)")
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--quick", action="store_true",
+                        help="rbf and hellinger on 100/256/256 rows, 2 repeats, Fastfood at d = 256")
     args = parser.parse_args(argv)
-    torch.set_num_threads(1)
+    if args.quick:
+        args.n_eval, args.n_fit, args.n_time, args.repeats = 100, 256, 256, 2
+        args.only = args.only or ["rbf", "hellinger"]
     data = load(args.n_eval, args.n_fit, args.n_time)
 
     lines = ["| family | method | " + " | ".join(f"D = {D}" for D in SIZES)
              + " | ms per 10^6 features, min / median |", "|---|---|" + "---|" * len(SIZES) + "---|"]
     curves = {}
-    with threadpool_limits(1):
+    with threads(1):
         for name, kernel, params, kind in FAMILIES:
             if args.only and name.split()[0] not in args.only:
                 continue
-            start = time.perf_counter()
-            rows, curves[name] = family_rows(name, kernel, params, kind, data, args)
+            with Stopwatch() as sw:
+                rows, curves[name] = family_rows(name, kernel, params, kind, data, args)
             lines += rows
-            print("\n".join(rows), f"[{time.perf_counter() - start:.0f} s]", flush=True)
-        ff = fastfood_table(512, args.repeats)
+            print("\n".join(rows), f"[{sw.wall:.0f} s]", flush=True)
+        ff = fastfood_table(512, args.repeats, (256,) if args.quick else (256, 512, 1024, 2048, 4096))
     print("\n".join(ff))
-    if not args.only:
-        write_report(args, argv, lines, ff, curves)
+    if args.quick or not args.only:
+        report(args, lines, ff, curves)
 
 
-def write_report(args, argv, lines, ff, curves) -> None:
-    machine = (f"{platform.machine()}, {cpu_model()}, {os.cpu_count()} cores, torch {torch.__version__}, "
-               f"1 torch thread, 1 BLAS thread, Python {platform.python_version()}")
-    command = "python " + " ".join(["benchmarks/kernels.py", *(argv if argv is not None else sys.argv[1:])])
+def report(args, lines, ff, curves) -> None:
     png = args.out / "kernels.png"
+    args.out.mkdir(parents=True, exist_ok=True)
     plot(curves, png)
-    report = "\n".join([
-        "# Kernel approximation by feature family", "",
-        f"Command: `{command}`", "", f"Machine: {machine}", "",
+    body = [
         __doc__.split("\n\n", 1)[1].rsplit("\n\n", 1)[0], "",
         f"Cells: max / mean relative Gram error on {args.n_eval} MNIST test rows; last column: time per "
         f"10^6 feature values on {args.n_time} rows at D = {TIME_D} (block size {BLOCK}).", "",
@@ -376,10 +364,11 @@ def write_report(args, argv, lines, ff, curves) -> None:
         "2); ms per 10^6 features, min / median. Fastfood does O(p log p) work per stack of p "
         "frequencies, so it pays off when a block fills whole stacks (r ≥ 2p); with r = 1024 at "
         "large d most of a stack is thrown away.", "",
-        *ff, "",
-    ])
-    (args.out / "kernels.md").write_text(report)
-    print(f"wrote {args.out / 'kernels.md'} and {png}")
+        *ff,
+    ]
+    path = write_report(args.out / "kernels.md", "Kernel approximation by feature family", body,
+                        threads=1)
+    print(f"wrote {path} and {png}")
 
 
 if __name__ == "__main__":

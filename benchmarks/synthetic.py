@@ -9,20 +9,21 @@ Also records the test error after every step, for the current iterate and for th
 iterate (``average=True``), and plots both against t with a 1/t reference (the paper's
 Figure 1(2)).
 
-    python benchmarks/synthetic.py [--n 65536] [--seeds 3] [--out benchmarks/results]
+    python -m benchmarks.synthetic [--n 65536] [--seeds 3] [--out benchmarks/results]
+    python -m benchmarks.synthetic --quick --out /tmp/bench   # seconds: n = 2^13, one seed
 """
 
 from __future__ import annotations
 
 import argparse
-import platform
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from benchmarks.common.data import RESULTS
+from benchmarks.common.report import markdown_table, write_report
+from benchmarks.common.timing import measure
 from kernelstream import DSGRegressor
 from kernelstream.datasets import synthetic_regression
 from kernelstream.features import median_distance, sigma_to_gamma
@@ -32,17 +33,16 @@ def mse(pred, f):
     return float(np.mean((pred - f) ** 2))
 
 
-def fit_peer(name, X, y, X_test, f_test, sigma, seed=0):
+def fit_peer(name, X, y, X_test, f_test, sigma, n_components=4096, seed=0):
     from sklearn.kernel_approximation import Nystroem, RBFSampler
     from sklearn.linear_model import Ridge
 
     gamma = sigma_to_gamma(sigma)
-    sampler = {"RBFSampler(4096)+Ridge": RBFSampler, "Nystroem(4096)+Ridge": Nystroem}[name]
-    start = time.perf_counter()
-    transform = sampler(gamma=gamma, n_components=4096, random_state=seed)
-    ridge = Ridge(alpha=1e-6 * len(X)).fit(transform.fit_transform(X), y)
-    elapsed = time.perf_counter() - start
-    return mse(ridge.predict(transform.transform(X_test)), f_test), elapsed
+    sampler = {"RBFSampler": RBFSampler, "Nystroem": Nystroem}[name.split("(")[0]]
+    transform = sampler(gamma=gamma, n_components=n_components, random_state=seed)
+    timing = measure(lambda: Ridge(alpha=1e-6 * len(X)).fit(transform.fit_transform(X), y),
+                     repeats=1, warmup=0)
+    return mse(timing.result.predict(transform.transform(X_test)), f_test), timing.min()
 
 
 def convergence_curve(X, y, X_test, f_test, sigma, average, seed=0):
@@ -81,31 +81,34 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=2**16)
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--peer-components", type=int, default=4096)
+    parser.add_argument("--quick", action="store_true",
+                        help="n = 2^13, one seed, 256 peer components (seconds)")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.n, args.seeds, args.peer_components = 2**13, 1, 256
     args.out.mkdir(parents=True, exist_ok=True)
 
     X, y, _ = synthetic_regression(args.n, random_state=0)
     X_test, _, f_test = synthetic_regression(10_000, random_state=1)
     sigma = 0.1 * median_distance(X)
     rows = []
-    for name in ("RBFSampler(4096)+Ridge", "Nystroem(4096)+Ridge"):
-        err, elapsed = fit_peer(name, X, y, X_test, f_test, sigma)
-        rows.append((name, err, elapsed, 4096))
+    for sampler in ("RBFSampler", "Nystroem"):
+        name = f"{sampler}({args.peer_components})+Ridge"
+        err, elapsed = fit_peer(name, X, y, X_test, f_test, sigma, args.peer_components)
+        rows.append((name, err, elapsed, args.peer_components))
     best_peer = min(r[1] for r in rows)
     for seed in range(args.seeds):
         model = DSGRegressor(sigma=sigma, random_state=seed)
-        start = time.perf_counter()
-        model.fit(X, y)
-        elapsed = time.perf_counter() - start
+        elapsed = measure(lambda: model.fit(X, y), repeats=1, warmup=0).min()
         rows.append((f"DSGRegressor() seed {seed}", mse(model.predict(X_test), f_test), elapsed,
                      model.n_components_))
 
-    lines = ["| method | test MSE | MSE / best peer | fit time (s) | features |", "|---|---|---|---|---|"]
-    for name, err, elapsed, features in rows:
-        lines.append(f"| {name} | {err:.3e} | {err / best_peer:.2f} | {elapsed:.2f} | {features} |")
-    table = "\n".join(lines)
-    print(table)
+    table = markdown_table(["method", "test MSE", "MSE / best peer", "fit time (s)", "features"],
+                           [(name, f"{err:.3e}", f"{err / best_peer:.2f}", f"{elapsed:.2f}", features)
+                            for name, err, elapsed, features in rows])
+    print("\n".join(table))
 
     curves = {
         "current iterate (default)": convergence_curve(X, y, X_test, f_test, sigma, average=False),
@@ -113,21 +116,20 @@ def main(argv=None) -> None:
     }
     png = args.out / "synthetic_convergence.png"
     plot(curves, png)
-    for label, errors in curves.items():
-        print(f"{label}: MSE after step 1, 4, 16, {len(errors)}: "
-              + ", ".join(f"{errors[i - 1]:.3e}" for i in (1, 4, 16, len(errors))))
+    summaries = [f"- {label}: {_steps_summary(errors)}" for label, errors in curves.items()]
+    print("\n".join(summaries))
+    path = write_report(args.out / "synthetic.md",
+                        f"Synthetic regression, one pass (n = {args.n}, sigma = 0.1 x median = {sigma:.4f})",
+                        table + ["", *summaries, "", f"![convergence]({png.name})"],
+                        threads=torch.get_num_threads())
+    print(f"wrote {path} and {png}")
 
-    machine = f"{platform.machine()}, {platform.processor() or 'cpu'}, torch {torch.__version__}, " \
-              f"{torch.get_num_threads()} threads, Python {platform.python_version()}"
-    command = "python " + " ".join(["benchmarks/synthetic.py", *(argv if argv is not None else sys.argv[1:])])
-    report = (f"# Synthetic regression, one pass (n = {args.n}, sigma = 0.1 x median = {sigma:.4f})\n\n"
-              f"Command: `{command}`\n\nMachine: {machine}\n\n{table}\n\n"
-              + "\n".join(f"- {label}: MSE after steps 1, 4, 16, {len(e)}: "
-                          + ", ".join(f"{e[i - 1]:.3e}" for i in (1, 4, 16, len(e)))
-                          for label, e in curves.items())
-              + f"\n\n![convergence]({png.name})\n")
-    (args.out / "synthetic.md").write_text(report)
-    print(f"wrote {args.out / 'synthetic.md'} and {png}")
+
+def _steps_summary(errors: np.ndarray) -> str:
+    """``MSE after steps 1, 4, 16, T: ...`` (the steps the run has)."""
+    steps = [i for i in (1, 4, 16) if i < len(errors)] + [len(errors)]
+    return (f"MSE after steps {', '.join(map(str, steps))}: "
+            + ", ".join(f"{errors[i - 1]:.3e}" for i in steps))
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ test trains on the first 16384 training rows (exactly 32 steps, four passes) to 
 it is still the slowest test of the suite: 18.6 min on the shared 2-core machine at load ~10
 (chi2 733 s, rbf 199 s, arccos 177 s), the exponentiated χ² costing ~5× rbf per step (its
 features act on the 5d-dimensional Vedaldi–Zisserman embedding). The full-data numbers are in
-``benchmarks/results/mnist10.md`` (``python benchmarks/mnist10.py``).
+``benchmarks/results/mnist10.md`` (``python -m benchmarks.mnist10``).
 """
 
 import numpy as np

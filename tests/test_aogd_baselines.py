@@ -1,8 +1,5 @@
-"""The Table 2 baselines as estimators (benchmarks/aogd_baselines.py) against the benchmark's
-grid runners, and as scikit-learn estimators."""
-
-import sys
-from pathlib import Path
+"""The Table 2 baselines as estimators (kernelstream.baselines) against the benchmark's grid
+runners (benchmarks/aogd.py), and as scikit-learn estimators."""
 
 import numpy as np
 import pytest
@@ -10,9 +7,8 @@ import torch
 from sklearn.datasets import make_moons
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-import aogd as table2  # noqa: E402
-from aogd_baselines import OGDLastClassifier, ReservoirOGDClassifier  # noqa: E402
+from benchmarks import aogd as table2
+from kernelstream.baselines import OGDLastClassifier, ReservoirOGDClassifier
 
 
 @parametrize_with_checks([OGDLastClassifier(n_components=64, random_state=0),

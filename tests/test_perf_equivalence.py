@@ -9,15 +9,25 @@ sums may drift a few ulps per step), float64 models to ``1e-9``.
 
 from __future__ import annotations
 
-import sys
+import importlib.util
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 DATA = Path(__file__).parent / "data"
-sys.path.insert(0, str(DATA))
-from make_perf_reference import CONFIGS, fitted_output  # noqa: E402
+
+
+def _reference_module():
+    """tests/data/make_perf_reference.py, loaded from its file (tests/data is not a package)."""
+    spec = importlib.util.spec_from_file_location("make_perf_reference", DATA / "make_perf_reference.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_REFERENCE_MODULE = _reference_module()
+CONFIGS, fitted_output = _REFERENCE_MODULE.CONFIGS, _REFERENCE_MODULE.fitted_output
 
 REFERENCE = np.load(DATA / "perf_reference.npz")
 

@@ -14,43 +14,39 @@
 
 All methods run with ``--threads`` threads (torch and BLAS/OpenMP through threadpoolctl).
 
-    python benchmarks/perf/peers.py [--threads 1] [--skip-svc]
+    python -m benchmarks.perf.peers [--threads 1] [--skip-svc]
+    python -m benchmarks.perf.peers --quick --out /tmp/bench/peers.md   # seconds: small sizes,
+                                    # an easy a9a target (25%), no MNIST, no SVC
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import platform
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import torch
-from threadpoolctl import threadpool_limits
 
+from benchmarks.common.data import RESULTS, official_split
+from benchmarks.common.machine import load_average, machine_line
+from benchmarks.common.report import command_line, markdown_table, write_report
+from benchmarks.common.timing import Stopwatch, measure, threads
 from kernelstream import DSGClassifier, DSGRegressor
 from kernelstream.datasets import synthetic_regression
 from kernelstream.features import median_distance, sigma_to_gamma
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/
-from machine import cpu_model  # noqa: E402
-
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
-RESULTS = Path(__file__).resolve().parents[1] / "results" / "peers.md"
-
-
-#: wall clock, or CPU time of this process (every method runs --threads threads, so with one
+#: "wall" clock, or "cpu" time of this process (every method runs --threads threads, so with one
 #: thread CPU time is the wall time of a quiet machine; set by --clock)
-CLOCK = time.perf_counter
+CLOCK = "wall"
+#: --quick: small sizes and an easy a9a target, seconds in all
+QUICK = dict(only=["a9a", "synthetic", "throughput"], a9a_rows=2048, a9a_target=0.25, skip_svc=True,
+             synthetic_n=2**12, svgp_seconds=2.0, throughput_features=2**12)
 
 
 def stopwatch(fn):
-    start = CLOCK()
-    out = fn()
-    return out, CLOCK() - start
+    """``fn()`` and its seconds on ``CLOCK``."""
+    timing = measure(fn, repeats=1, warmup=0)
+    return timing.result, timing.min(CLOCK)
 
 
 # -- classification ------------------------------------------------------------------------
@@ -105,16 +101,14 @@ def classification(name, X, y, X_test, y_test, target, skip_svc):
     return rows
 
 
-def a9a():
-    data = np.load(DATA / "a9a.npz")
-    return data["X_train"], data["y_train"], data["X_test"], data["y_test"]
+def a9a(n_train: int | None = None):
+    return official_split("a9a", n_train)
 
 
-def mnist_8v6():
-    data = np.load(DATA / "mnist.npz")
+def mnist_8v6(n_train: int | None = None):
+    X, y, X_test, y_test = official_split("mnist", n_train)
     out = []
-    for split in ("train", "test"):
-        X, y = data[f"X_{split}"], data[f"y_{split}"]
+    for X, y in ((X, y), (X_test, y_test)):
         keep = (y == 8) | (y == 6)
         out += [X[keep] / np.float32(255), (y[keep] == 8).astype(int)]
     return out
@@ -182,16 +176,16 @@ def svgp_to_mse(X, y, X_test, mse, target, budget_s, m=256, batch=1024, check_ev
     elapsed, step, error = 0.0, 0, None
     Xq = torch.as_tensor(X_test)
     while elapsed < budget_s:
-        start = CLOCK()
-        model.train(), likelihood.train()
-        for _ in range(check_every):
-            rows = torch.randint(len(Xt), (batch,), generator=g)
-            optimizer.zero_grad()
-            loss = -elbo(model(Xt[rows]), yt[rows])
-            loss.backward()
-            optimizer.step()
+        with Stopwatch() as sw:
+            model.train(), likelihood.train()
+            for _ in range(check_every):
+                rows = torch.randint(len(Xt), (batch,), generator=g)
+                optimizer.zero_grad()
+                loss = -elbo(model(Xt[rows]), yt[rows])
+                loss.backward()
+                optimizer.step()
         step += check_every
-        elapsed += CLOCK() - start
+        elapsed += getattr(sw, CLOCK)
         model.eval()
         with torch.no_grad():
             error = mse(model(Xq).mean.numpy())
@@ -213,7 +207,7 @@ def throughput(n_rows=2**14, d=54, D=2**16, repeats=3):
                          device="cpu").fit(X[: 1024 * (D // block)], y[: 1024 * (D // block)])
     assert model.n_components_ == D, model.n_components_
     X_pred = rng.standard_normal((n_rows, d), dtype=np.float32)
-    ours = min(stopwatch(lambda: model.predict(X_pred))[1] for _ in range(repeats + 1))
+    ours = measure(lambda: model.predict(X_pred), repeats=repeats + 1, warmup=0).min(CLOCK)
 
     sampler = RBFSampler(gamma=sigma_to_gamma(model.sigma_), n_components=D, random_state=0).fit(X[:10])
     ridge = Ridge(alpha=1.0).fit(sampler.transform(X[:2048]), y[:2048])
@@ -223,24 +217,62 @@ def throughput(n_rows=2**14, d=54, D=2**16, repeats=3):
         return np.concatenate([ridge.predict(sampler.transform(X_pred[i : i + chunk]))
                                for i in range(0, n_rows, chunk)])
 
-    theirs = min(stopwatch(peer)[1] for _ in range(repeats))
+    theirs = measure(peer, repeats=repeats, warmup=0).min(CLOCK)
     Xb, W = torch.randn(2048, d), torch.randn(d, block)
     Z, out = torch.randn(2048, block), torch.empty(2048, block)
-    t_mm = min(stopwatch(lambda: torch.matmul(Xb, W, out=out))[1] for _ in range(10))
-    t_cos = min(stopwatch(lambda: torch.cos(Z, out=out))[1] for _ in range(10))
+    t_mm = measure(lambda: torch.matmul(Xb, W, out=out), repeats=10, warmup=0).min(CLOCK)
+    t_cos = measure(lambda: torch.cos(Z, out=out), repeats=10, warmup=0).min(CLOCK)
     bound_rows = 2048 / (t_mm + t_cos) * block / D  # rows/s of the bound at D features
     return n_rows / ours, n_rows / theirs, bound_rows
 
 
-def uptime() -> str:
-    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+def load_after() -> str:
+    return f"Load average after: {load_average():.2f}"
 
 
 def fmt_time(t):
     return "not reached" if t is None else f"{t:.2f}"
 
 
+def classification_sections(args) -> list[str]:
+    """The a9a and MNIST 8 vs 6 sections (those in ``args.only``)."""
+    sections = []
+    for name, loader, target in (("a9a", a9a, args.a9a_target), ("mnist", mnist_8v6, 0.010)):
+        if name not in args.only:
+            continue
+        rows = classification(name, *loader(args.a9a_rows if name == "a9a" else None), target,
+                              args.skip_svc)
+        table = markdown_table(["method", "time to target (s)", "test error",
+                                "fastest rung reaching it (or best)"],
+                               [(m, fmt_time(t), f"{e:.4f}", rung) for m, t, e, rung in rows])
+        title = {"a9a": f"a9a, {100 * target:.1f}% test error",
+                 "mnist": "MNIST 8 vs 6, 1.0% test error"}[name]
+        sections.append(f"## {title}\n\n" + "\n".join(table) + f"\n\n{load_after()}")
+    return sections
+
+
+def synthetic_section(args) -> str:
+    rows, target = synthetic(args.synthetic_n, args.svgp_seconds)
+    table = markdown_table(["method", "time to target (s)", "test MSE", "at"],
+                           [(m, fmt_time(t), f"{e:.3e}", at) for m, t, e, at in rows])
+    return (f"## Synthetic regression, n = {args.synthetic_n}: time to the MSE of "
+            f"RBFSampler(1024)+Ridge ({target:.3e})\n\n" + "\n".join(table) + f"\n\n{load_after()}")
+
+
+def throughput_section(args) -> str:
+    D = args.throughput_features
+    ours, theirs, bound = throughput(D=D)
+    print(f"  throughput: ours {ours:.0f} rows/s, peer {theirs:.0f}, bound {bound:.0f}", flush=True)
+    table = markdown_table(["method", "rows/s", "fraction of the roofline bound"], [
+        ("DSGRegressor.predict (ours)", f"{ours:.0f}", f"{ours / bound:.2f}"),
+        (f"RBFSampler({D}) + Ridge.predict (512-row chunks)", f"{theirs:.0f}", f"{theirs / bound:.2f}"),
+        ("bound 1/(t_matmul + t_cos) at b = 2048, r = 1024", f"{bound:.0f}", "1.00")])
+    return (f"## Prediction throughput, {D} features, d = 54, 2^14 rows\n\n" + "\n".join(table)
+            + f"\n\n{load_after()}")
+
+
 def main(argv=None):
+    global CLOCK
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--skip-svc", action="store_true", help="leave out libsvm SVC (minutes)")
@@ -249,49 +281,26 @@ def main(argv=None):
     parser.add_argument("--only", nargs="+", default=["a9a", "mnist", "synthetic", "throughput"])
     parser.add_argument("--clock", choices=["wall", "cpu"], default="wall",
                         help="cpu: process CPU time (use with --threads 1 on a shared machine)")
-    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--out", type=Path, default=RESULTS / "peers.md")
+    parser.add_argument("--quick", action="store_true", help=f"seconds: {QUICK}")
     args = parser.parse_args(argv)
-    global CLOCK
-    CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
-    torch.set_num_threads(args.threads)
-    load_before = uptime()
-    sections = []
-    with threadpool_limits(args.threads):
-        for name, loader, target in (("a9a", a9a, 0.155), ("mnist", mnist_8v6, 0.010)):
-            if name not in args.only:
-                continue
-            rows = classification(name, *loader(), target, args.skip_svc)
-            table = ["| method | time to target (s) | test error | fastest rung reaching it (or best) |",
-                     "|---|---|---|---|"]
-            table += [f"| {m} | {fmt_time(t)} | {e:.4f} | {rung} |" for m, t, e, rung in rows]
-            title = {"a9a": "a9a, 15.5% test error", "mnist": "MNIST 8 vs 6, 1.0% test error"}[name]
-            sections.append(f"## {title}\n\n" + "\n".join(table) + f"\n\nLoad after: `{uptime()}`")
+    args.a9a_rows, args.a9a_target, args.throughput_features = None, 0.155, 2**16
+    if args.quick:
+        vars(args).update(QUICK)
+    CLOCK = args.clock
+    load_before = load_average()
+    with threads(args.threads):
+        sections = classification_sections(args)
         if "synthetic" in args.only:
-            rows, target = synthetic(args.synthetic_n, args.svgp_seconds)
-            table = ["| method | time to target (s) | test MSE | at |", "|---|---|---|---|"]
-            table += [f"| {m} | {fmt_time(t)} | {e:.3e} | {at} |" for m, t, e, at in rows]
-            sections.append(f"## Synthetic regression, n = {args.synthetic_n}: time to the MSE of "
-                            f"RBFSampler(1024)+Ridge ({target:.3e})\n\n" + "\n".join(table)
-                            + f"\n\nLoad after: `{uptime()}`")
+            sections.append(synthetic_section(args))
         if "throughput" in args.only:
-            ours, theirs, bound = throughput()
-            print(f"  throughput: ours {ours:.0f} rows/s, peer {theirs:.0f}, bound {bound:.0f}", flush=True)
-            sections.append(
-                "## Prediction throughput, 2^16 features, d = 54, 2^14 rows\n\n"
-                "| method | rows/s | fraction of the roofline bound |\n|---|---|---|\n"
-                f"| DSGRegressor.predict (ours) | {ours:.0f} | {ours / bound:.2f} |\n"
-                f"| RBFSampler(65536) + Ridge.predict (512-row chunks) | {theirs:.0f} | {theirs / bound:.2f} |\n"
-                f"| bound 1/(t_matmul + t_cos) at b = 2048, r = 1024 | {bound:.0f} | 1.00 |\n\n"
-                f"Load after: `{uptime()}`")
-    machine = (f"{platform.machine()} {cpu_model()}, {os.cpu_count()} cores, torch "
-               f"{torch.__version__}, {args.threads} thread(s) for every method")
-    command = "python benchmarks/perf/peers.py " + " ".join(argv if argv is not None else os.sys.argv[1:])
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("# Peers: time to target and prediction throughput\n\n"
-                        f"Command: `{command.strip()}`\n\nMachine: {machine}\n\n"
-                        f"Clock: {args.clock} ({'process CPU time' if args.clock == 'cpu' else 'wall clock'}).\n\n"
-                        f"Load before: `{load_before}`  \nLoad after: `{uptime()}`\n\n"
-                        + "\n\n".join(sections) + "\n")
+            sections.append(throughput_section(args))
+    write_report(args.out, "Peers: time to target and prediction throughput", [
+        f"Clock: {args.clock} ({'process CPU time' if args.clock == 'cpu' else 'wall clock'}); "
+        f"{args.threads} thread(s) for every method.", "",
+        f"Load average before: {load_before:.2f}; {load_after().lower()}.", "",
+        *[line for section in sections for line in (section, "")]],
+        command=command_line(), machine=machine_line(args.threads))
 
 
 if __name__ == "__main__":

@@ -6,16 +6,17 @@ features (frequencies cached), of the fused contraction per live block, and of t
 ``torch.cholesky_solve``) and by the CPU path (SYRK Gram, in-place ``dpotrf``/``dpotrs``), each
 also in units of live-block evaluations. Process CPU time, minimum of ``--repeats``.
 
-    python benchmarks/perf/precond_step.py [--d 54] [--r 4096] [--b 2048] [--threads 1]
+    python -m benchmarks.perf.precond_step [--d 54] [--r 4096] [--b 2048] [--threads 1]
+    python -m benchmarks.perf.precond_step --quick     # seconds: r = 512, b = 256, 2 repeats
 """
 
 from __future__ import annotations
 
 import argparse
-import time
 
 import torch
 
+from benchmarks.common.timing import measure, threads
 from kernelstream.features import make_feature_map
 from kernelstream.kernels.precond import precond_direction, precond_direction_torch
 from kernelstream.kernels.workspace import scratch
@@ -23,13 +24,7 @@ from kernelstream.kernels.workspace import scratch
 
 def cpu_time(fn, repeats: int) -> float:
     """Minimum process CPU seconds of ``repeats`` calls after one warm-up."""
-    fn()
-    times = []
-    for _ in range(repeats):
-        start = time.process_time()
-        fn()
-        times.append(time.process_time() - start)
-    return min(times)
+    return measure(fn, repeats=repeats, warmup=1).min("cpu")
 
 
 def main(argv=None) -> None:
@@ -40,8 +35,16 @@ def main(argv=None) -> None:
     parser.add_argument("--live", type=int, default=16, help="live blocks in the timed contraction")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--quick", action="store_true", help="r = 512, b = 256, 2 repeats (seconds)")
     args = parser.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    if args.quick:
+        args.r, args.b, args.repeats = 512, 256, 2
+    with threads(args.threads):
+        report(args)
+
+
+def report(args) -> None:
+    """Time the pieces and print them."""
     b, d, r = args.b, args.d, args.r
     fm = make_feature_map("rbf", d, float(d) ** 0.5, r, seed=0, cache_bytes=2**30)
     X = torch.randn(b, d, generator=torch.Generator().manual_seed(0))

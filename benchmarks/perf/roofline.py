@@ -15,45 +15,36 @@ Each number is the min (and median) of the timed repeats after a warm-up; the ta
 each of ours as a fraction of the bound (paired cos/sin blocks do half the matmul of the bound's
 ``(b×d)·(d×r)``, so fractions above 1 are possible).
 
-    python benchmarks/perf/roofline.py [--dims 2 54 123 784] [--blocks 256 1024 4096] [--threads 1]
+    python -m benchmarks.perf.roofline [--dims 2 54 123 784] [--blocks 256 1024 4096] [--threads 1]
+    python -m benchmarks.perf.roofline --quick --out /tmp/bench/roofline.md   # seconds
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import platform
-import statistics
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from benchmarks.common.data import RESULTS
+from benchmarks.common.machine import load_average, machine_line
+from benchmarks.common.report import command_line, write_report
+from benchmarks.common.timing import measure, threads
 from kernelstream import DSGRegressor
 from kernelstream.features import make_feature_map
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/
-from machine import cpu_model  # noqa: E402
-
-
-#: wall clock, or CPU time of this process (robust to other jobs on a shared machine when
+#: "wall" clock, or "cpu" time of this process (robust to other jobs on a shared machine when
 #: torch runs one thread; set by --clock)
-CLOCK = time.perf_counter
+CLOCK = "wall"
 
 
 def timed(fn, repeats: int, warmup=None) -> tuple[float, float]:
     """(min, median) seconds of ``repeats`` calls after one warm-up call (``warmup`` or ``fn``)."""
     (warmup or fn)()
-    times = []
-    for _ in range(repeats):
-        start = CLOCK()
-        fn()
-        times.append(CLOCK() - start)
-    return min(times), statistics.median(times)
-
+    timing = measure(fn, repeats=repeats, warmup=0)
+    return timing.min(CLOCK), timing.median(CLOCK)
 
 def bound(b: int, d: int, r: int, repeats: int) -> tuple[float, float, float]:
     """Seconds of the matmul and of the cosine (min), and the bound in row·features per second."""
@@ -91,11 +82,8 @@ def end_to_end(steps: int, b: int, d: int, r: int, n_pred: int, repeats: int):
             t_fit[0])
 
 
-def load() -> str:
-    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-
-
 def main(argv=None) -> None:
+    global CLOCK
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dims", type=int, nargs="+", default=[2, 54, 123, 784])
     parser.add_argument("--blocks", type=int, nargs="+", default=[256, 1024, 4096])
@@ -107,48 +95,49 @@ def main(argv=None) -> None:
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
     parser.add_argument("--clock", choices=["wall", "cpu"], default="wall",
                         help="cpu: process CPU time (use with --threads 1 on a shared machine)")
-    parser.add_argument("--out", type=Path, default=Path(__file__).parents[1] / "results" / "roofline.md")
+    parser.add_argument("--out", type=Path, default=RESULTS / "roofline.md")
+    parser.add_argument("--quick", action="store_true",
+                        help="d = 54, r = 256, b = 256, 4 steps, 2 repeats (seconds)")
     args = parser.parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    global CLOCK
-    CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
+    if args.quick:
+        args.dims, args.blocks, args.rows, args.steps, args.predict_rows = [54], [256], 256, 4, 512
+        args.repeats, args.fit_repeats = 2, 1
+    CLOCK = args.clock
+    load_before = load_average()
+    with threads(args.threads):
+        lines = table(args)
+        machine = machine_line(torch.get_num_threads())
+    env = (f"KERNELSTREAM_CACHE_MB={os.environ['KERNELSTREAM_CACHE_MB']} "
+           if "KERNELSTREAM_CACHE_MB" in os.environ else "")
+    write_report(args.out, "Roofline of the hot loop (CPU)", [
+        f"Clock: {args.clock} ({'process CPU time' if args.clock == 'cpu' else 'wall clock'}); "
+        f"block-parameter cache budget {os.environ.get('KERNELSTREAM_CACHE_MB', '32')} MiB "
+        "(KERNELSTREAM_CACHE_MB).", "",
+        f"Load average before: {load_before:.2f}; after: {load_average():.2f}.", "",
+        f"b = {args.rows} rows; fit = {args.steps} steps of default `DSGRegressor` "
+        f"(preconditioned); predict on {args.predict_rows} rows with the fitted steps·r features. "
+        "Columns after the bound are fractions of it (ours / bound), from the minimum and the "
+        "median of the repeats; the bound uses the minimum times. Paired cos/sin blocks do half "
+        "the matmul of the bound's `(b×d)·(d×r)`, so fractions above 1 are possible. *load*: the "
+        "machine's 1-minute load average when the row finished.", "", *lines],
+        command=env + command_line(), machine=machine)
 
-    load_before = load()
-    header = ("| d | r | t_matmul (ms) | t_cos (ms) | bound (M row·feat/s) | block (min / med) | "
-              "fit (min / med) | predict (min / med) | fit time (s) | load |\n|---|---|---|---|---|---|---|---|---|---|")
-    lines = [header]
-    print(header, flush=True)
+
+def table(args) -> list[str]:
+    """The table's lines, one row per (d, r), printed as they come."""
+    lines = ["| d | r | t_matmul (ms) | t_cos (ms) | bound (M row·feat/s) | block (min / med) | "
+             "fit (min / med) | predict (min / med) | fit time (s) | load |", "|" + "---|" * 10]
+    print("\n".join(lines), flush=True)
     for d in args.dims:
         for r in args.blocks:
             t_mm, t_cos, rate = bound(args.rows, d, r, args.repeats)
             block = block_rate(args.rows, d, r, args.repeats)
             fit, pred, t_fit = end_to_end(args.steps, args.rows, d, r, args.predict_rows, args.fit_repeats)
             frac = lambda pair: f"{pair[0] / rate:.2f} / {pair[1] / rate:.2f}"  # noqa: E731
-            line = (f"| {d} | {r} | {1e3 * t_mm:.2f} | {1e3 * t_cos:.2f} | {rate / 1e6:.0f} | "
-                    f"{frac(block)} | {frac(fit)} | {frac(pred)} | {t_fit:.1f} | {os.getloadavg()[0]:.1f} |")
-            lines.append(line)
-            print(line, flush=True)
-    machine = (f"{platform.machine()} {cpu_model()}, {os.cpu_count()} cores, "
-               f"torch {torch.__version__}, {torch.get_num_threads()} torch threads")
-    env = (f"KERNELSTREAM_CACHE_MB={os.environ['KERNELSTREAM_CACHE_MB']} "
-           if "KERNELSTREAM_CACHE_MB" in os.environ else "")
-    command = env + "python benchmarks/perf/roofline.py " + " ".join(argv if argv is not None else os.sys.argv[1:])
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(
-        "# Roofline of the hot loop (CPU)\n\n"
-        f"Command: `{command.strip()}`\n\nMachine: {machine}\n\n"
-        f"Clock: {args.clock} ({'process CPU time' if args.clock == 'cpu' else 'wall clock'}); "
-        f"block-parameter cache budget {os.environ.get('KERNELSTREAM_CACHE_MB', '32')} MiB "
-        "(KERNELSTREAM_CACHE_MB).\n\n"
-        f"Load before: `{load_before}`  \nLoad after: `{load()}`\n\n"
-        f"b = {args.rows} rows; fit = {args.steps} steps of default `DSGRegressor` "
-        f"(preconditioned); predict on {args.predict_rows} rows with the fitted steps·r features. "
-        "Columns after the bound are fractions of it (ours / bound), from the minimum and the "
-        "median of the repeats; the bound uses the minimum times. Paired cos/sin blocks do half "
-        "the matmul of the bound's `(b×d)·(d×r)`, so fractions above 1 are possible. *load*: the "
-        "machine's 1-minute load average when the row finished.\n\n"
-        + "\n".join(lines) + "\n")
+            lines.append(f"| {d} | {r} | {1e3 * t_mm:.2f} | {1e3 * t_cos:.2f} | {rate / 1e6:.0f} | "
+                         f"{frac(block)} | {frac(fit)} | {frac(pred)} | {t_fit:.1f} | {load_average():.1f} |")
+            print(lines[-1], flush=True)
+    return lines
 
 
 if __name__ == "__main__":

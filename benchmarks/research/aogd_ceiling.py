@@ -11,27 +11,29 @@ models, which see every pair at once and are tuned by the same 3-fold CV, on the
   ``(1 − wᵀΔμ)² + wᵀ(Σ⁺ + Σ⁻)w``, so ``w ∝ (Σ⁺ + Σ⁻ + λI)⁻¹ Δμ`` (λ ∈ 10^[−8:−1] by CV):
   what one online pass of AOGD approximates.
 
-    python benchmarks/research/aogd_ceiling.py        # writes results/aogd/ceiling.json
+    python -m benchmarks.research.aogd_ceiling        # writes results/aogd/ceiling.json
+    python -m benchmarks.research.aogd_ceiling --quick --out /tmp/bench   # seconds: diabetes, seed 0
 """
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 import warnings
 from pathlib import Path
 
 import numpy as np
-import torch
 from scipy.spatial.distance import pdist
 from sklearn.linear_model import LogisticRegressionCV
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.svm import SVC
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-import aogd as table2  # noqa: E402  (the Table 2 benchmark: same loader, splits and features)
+from benchmarks import aogd as table2  # the Table 2 benchmark: same loader, splits and features
+from benchmarks.common.data import RESULTS
+from benchmarks.common.machine import machine_line
+from benchmarks.common.report import command_line
+from benchmarks.common.timing import threads
 
 SEEDS = range(25)
 
@@ -76,19 +78,24 @@ def one_split(name: str, seed: int) -> dict:
     return out
 
 
-def main() -> None:
-    torch.set_num_threads(1)
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=RESULTS, help="writes OUT/aogd/ceiling.json")
+    parser.add_argument("--quick", action="store_true", help="diabetes, seed 0 (seconds)")
+    args = parser.parse_args(argv)
+    names, seeds = (("diabetes",), range(1)) if args.quick else (("diabetes", "german"), SEEDS)
     results = {}
-    for name in ("diabetes", "german"):
-        results[name] = {str(s): one_split(name, s) for s in SEEDS}
-        runs = results[name]
-        for key in runs["0"]:
-            v = 100 * np.array([runs[str(s)][key] for s in SEEDS])
-            print(f"{name:9s} {key:16s} seeds 0-4: {v[:5].mean():.2f}   seeds 0-24: {v.mean():.2f} "
-                  f"± {v.std(ddof=1) / np.sqrt(len(v)):.2f}", flush=True)
-    path = table2.RESULTS / "aogd" / "ceiling.json"
-    path.write_text(json.dumps({"runs": results, "command": "python benchmarks/research/aogd_ceiling.py",
-                                "machine": table2.machine()}))
+    with threads(1):
+        for name in names:
+            results[name] = runs = {str(s): one_split(name, s) for s in seeds}
+            for key in runs["0"]:
+                v = 100 * np.array([runs[str(s)][key] for s in seeds])
+                spread = v.std(ddof=1) / np.sqrt(len(v)) if len(v) > 1 else float("nan")
+                print(f"{name:9s} {key:16s} seeds 0-4: {v[:5].mean():.2f}   seeds 0-{len(v) - 1}: "
+                      f"{v.mean():.2f} ± {spread:.2f}", flush=True)
+    path = args.out / "aogd" / "ceiling.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"runs": results, "command": command_line(), "machine": machine_line()}))
 
 
 if __name__ == "__main__":

@@ -8,15 +8,14 @@ post-burn-in steps of Psi_t(x*)^T Psi_t^T A_t (an expansion over seeded blocks),
 k** - f_i(x*_i) (route a, ill-conditioned) or the second-order form
 k** - 2 k*^T a + a^T (K + s2 I) a (error quadratic in the error of a).
 
-    python benchmarks/research/gp_dual_iteration.py BLOCK STEPS D0 BURN GAMMA
-    e.g. 2048 400 4096 100 0.04   (about 7 min on one shared core)
+    python -m benchmarks.research.gp_dual_iteration BLOCK STEPS D0 BURN GAMMA
+    e.g. 2048 400 4096 100 0.04   (about 7 min on one shared core; 256 20 512 10 0.04: seconds)
 """
-import pathlib
-import sys, time, numpy as np, torch
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / 'src'))
+import sys, numpy as np, torch
+from benchmarks.common.timing import Stopwatch, set_threads
 from kernelstream.datasets import synthetic_regression
 from kernelstream.features import GaussianRFF, median_distance
-torch.set_num_threads(1)
+set_threads(1)
 X, y, f = synthetic_regression(2**11, random_state=0, noise=0.1**0.5, dtype=np.float64)
 Xs, _, _ = synthetic_regression(2**10, random_state=1, dtype=np.float64)
 Xs = Xs[:256]
@@ -36,7 +35,7 @@ def P(v): return (v - Phi0@torch.cholesky_solve(Phi0.T@v, L0))/noise
 alpha = torch.zeros_like(Y); abar=torch.zeros_like(alpha)
 q1 = torch.zeros(len(Xs), Y.shape[1], dtype=torch.float64)  # f_i(x*_j) averaged
 q2 = torch.zeros(Y.shape[1], dtype=torch.float64)           # ||Psi^T a_i||^2 averaged
-t0=time.time(); cnt=0
+clock = Stopwatch.started(); cnt=0
 for t in range(1, T+1):
     Pt = fm.features(Xt,[t])[:,0]
     Z = Pt.T@alpha
@@ -53,4 +52,4 @@ for t in range(1, T+1):
         ab = abar[:,1:]
         v2 = 1 - 2*fi + q2[1:] + noise*(ab*ab).sum(0)
         v3 = 1 - 2*(Ks*ab.T).sum(1) + ((K@ab)*ab).sum(0) + noise*(ab*ab).sum(0)
-        print(t, "mean", round(e(q1[:,0],mean_true),4), "var 1-f", round(e(v1,var_true),4), "var 2nd-order RF", round(e(v2,var_true),4), "var 2nd-order exact-k", round(e(v3,var_true),4), round(time.time()-t0,1), flush=True)
+        print(t, "mean", round(e(q1[:,0],mean_true),4), "var 1-f", round(e(v1,var_true),4), "var 2nd-order RF", round(e(v2,var_true),4), "var 2nd-order exact-k", round(e(v3,var_true),4), round(clock.elapsed(),1), flush=True)

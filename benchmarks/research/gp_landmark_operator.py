@@ -3,10 +3,9 @@
 The DTC posterior variance k** - Q** + s2 k_xM (s2 K_MM + K_Mn K_nM)^-1 k_Mx against the exact one,
 for bandwidths 0.1 / 0.3 / 1.0 x median and M = 256 / 512 / 1024 (2^11 points, 2^10 test points).
 
-    python benchmarks/research/gp_landmark_operator.py
+    python -m benchmarks.research.gp_landmark_operator
 """
-import pathlib, sys, numpy as np, torch
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / 'src'))
+import numpy as np
 from kernelstream.datasets import synthetic_regression
 from kernelstream.features import median_distance
 from sklearn.gaussian_process.kernels import RBF

@@ -4,14 +4,14 @@ Averaged constant-step doubly stochastic SGD on the squared loss with nu = noise
 preconditioning), function values tracked at the training and test points. Prints the relative
 error of the last and the averaged iterate against the closed-form posterior mean.
 
-    python benchmarks/research/gp_primal_sgd.py BATCH BLOCK STEPS GAMMA
-    e.g. 64 512 4000 4   (13.5% averaged, 26% last iterate; about 40 s on one core)
+    python -m benchmarks.research.gp_primal_sgd BATCH BLOCK STEPS GAMMA
+    e.g. 64 512 4000 4   (13.5% averaged, 26% last iterate; about 40 s on one core; 64 256 80 4: seconds)
 """
-import pathlib, sys, time, numpy as np, torch
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / 'src'))
+import sys, numpy as np, torch
+from benchmarks.common.timing import Stopwatch, set_threads
 from kernelstream.datasets import synthetic_regression
 from kernelstream.features import GaussianRFF, median_distance
-torch.set_num_threads(1)
+set_threads(1)
 X, y, f = synthetic_regression(2**11, random_state=0, noise=0.1**0.5, dtype=np.float64)
 Xs, _, _ = synthetic_regression(2**10, random_state=1, dtype=np.float64)
 sigma = 0.1*median_distance(X); noise=0.1; n=len(X)
@@ -27,7 +27,7 @@ nu = noise/n
 Xall = torch.cat([Xt, Xst])
 fv = torch.zeros(len(Xall), dtype=torch.float64); fbar = torch.zeros_like(fv); cnt=0
 g = torch.Generator().manual_seed(0)
-t0=time.time()
+clock = Stopwatch.started()
 for t in range(1, T+1):
     idx = torch.randint(n, (b,), generator=g)
     Pall = fm.features(Xall,[t])[:,0]
@@ -37,4 +37,4 @@ for t in range(1, T+1):
     if t > burnfrac*T:
         cnt+=1; fbar += (fv-fbar)/cnt
     if t % (T//8)==0:
-        print(t, "last", round(e(fv[n:],mean_true),4), "avg", round(e(fbar[n:],mean_true),4) if cnt else None, round(time.time()-t0,1), flush=True)
+        print(t, "last", round(e(fv[n:],mean_true),4), "avg", round(e(fbar[n:],mean_true),4) if cnt else None, round(clock.elapsed(),1), flush=True)

@@ -4,15 +4,14 @@ Not part of the library. Exact GP posterior with the random-feature kernel of D 
 features against the exact one, on the issue's 2^11/2^10 synthetic setting (sigma = 0.1 x median,
 noise 0.1): any method whose function lives in a fixed D-feature span inherits this error.
 
-    python benchmarks/research/gp_random_feature_floor.py SAMPLING BLOCK J1,J2,...
-    e.g. iid 1024 2,4,8,16,32
+    python -m benchmarks.research.gp_random_feature_floor SAMPLING BLOCK J1,J2,...
+    e.g. iid 1024 2,4,8,16,32   (iid 256 1,2: seconds)
 """
-import pathlib
-import sys, time, numpy as np, torch
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / 'src'))
+import sys, numpy as np, torch
+from benchmarks.common.timing import set_threads
 from kernelstream.datasets import synthetic_regression
 from kernelstream.features import GaussianRFF, median_distance
-torch.set_num_threads(1)
+set_threads(1)
 X, y, f = synthetic_regression(2**11, random_state=0, noise=0.1**0.5, dtype=np.float64)
 Xs, _, _ = synthetic_regression(2**10, random_state=1, dtype=np.float64)
 sigma = 0.1*median_distance(X); noise=0.1; n=len(X)

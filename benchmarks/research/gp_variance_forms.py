@@ -3,17 +3,17 @@
 Second-order form with random-feature products (what the library returns), with exact kernel
 products, and the first-order form k** - k*^T a with exact k*, against the exact variance: on
 500 points of sin in 1-D (noise 0.01 and 1e-4, 64 steps) and on the paper's GP set (narrow and
-wide bandwidth).
+wide bandwidth); ``--quick``: the 1-D probes only (seconds).
 
-    python benchmarks/research/gp_variance_forms.py
+    python -m benchmarks.research.gp_variance_forms [--quick]
 """
-import pathlib, sys, numpy as np, torch
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / 'src'))
+import sys, numpy as np, torch
 from sklearn.gaussian_process.kernels import RBF
+from benchmarks.common.timing import set_threads
 from kernelstream.features import make_feature_map, median_distance
 from kernelstream.datasets import synthetic_regression
-from kernelstream.solvers.gp_dual import *
-torch.set_num_threads(1)
+from kernelstream.solvers.gp_dual import kernel_in_chunks, nystrom_preconditioner, posterior_from_duals, solve_dual
+set_threads(1)
 def probe(X, y, Xs, sigma, noise, T, label):
     k=RBF(sigma); K=k(X); Ks=k(Xs,X); n=len(X)
     A=np.linalg.solve(K+noise*np.eye(n), np.c_[y, Ks.T]); var=1-(Ks*A[:,1:].T).sum(1)
@@ -35,6 +35,8 @@ X = rng.uniform(-3, 3, (500, 1)); y = np.sin(X[:, 0]) + 0.1 * rng.standard_norma
 Xs = np.linspace(-3, 3, 50)[:, None]
 s = median_distance(X)
 for noise in (0.01, 1e-4): probe(X, y, Xs, s, noise, 64, f"sin1d noise={noise}")
+if "--quick" in sys.argv[1:]:
+    sys.exit()
 X, y, _ = synthetic_regression(2**11, random_state=0, noise=0.1**0.5)
 Xs, _, _ = synthetic_regression(256, random_state=1)
 probe(X, y, Xs, 0.1*median_distance(X), 0.1, 128, "paper set T=128")

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 import torch
 
 from .._state import SolverState
@@ -39,7 +40,7 @@ from .._state import SolverState
 from ..losses import get_loss
 
 __all__ = ["PAIRWISE_LOSSES", "PairwiseState", "pair_directions", "chunk_update", "aogd_chunk",
-           "pairwise_loss_derivative"]
+           "pairwise_loss_derivative", "ReservoirBuffers", "reservoir_chunk"]
 
 #: pairwise loss name -> (pointwise loss of the margin u against target 1, factor)
 PAIRWISE_LOSSES = {"squared": ("squared", 2.0), "hinge": ("hinge", 1.0), "logistic": ("logistic", 1.0)}
@@ -333,3 +334,97 @@ def aogd_chunk(w: torch.Tensor, state: PairwiseState, Z: torch.Tensor, positive:
         step_weights = torch.stack([torch.zeros_like(example_weights), example_weights], 1).reshape(-1)
     return chunk_update(w, T, B, alphas, lam, loss, iterate_weights=step_weights,
                         iterate_sum=iterate_sum)
+
+
+class ReservoirBuffers:
+    """Per-class reservoirs of mapped examples for :func:`reservoir_chunk` (a baseline's state).
+
+    Parameters
+    ----------
+    size : int
+        Examples kept per class.
+    n_components : int
+        Length ``D`` of a mapped example; the state is ``2·size·D`` numbers.
+    seed : int
+        Seed of the reservoir's coin stream (``numpy.random.default_rng``).
+    device : torch.device or None
+        Where the buffers live.
+
+    Attributes
+    ----------
+    rows : list of two (size, D) float64 tensors
+        The kept examples of class 0 and class 1 (the first ``filled[c]`` rows are live).
+    filled, seen : list of two int
+        Live rows and examples seen so far, per class.
+    """
+
+    def __init__(self, size: int, n_components: int, seed: int, device=None) -> None:
+        self.size = size
+        self.rows = [torch.zeros(size, n_components, dtype=torch.float64, device=device) for _ in (0, 1)]
+        self.filled, self.seen = [0, 0], [0, 0]
+        self.rng = np.random.default_rng(seed)
+
+
+def _reservoir_pairs(buffers: ReservoirBuffers, positive: torch.Tensor, m: int):
+    """Walk a chunk of ``m`` examples through the reservoirs; return the pairs and the new slots.
+
+    Rows of the basis ``[chunk; buffer 0; buffer 1]``: example ``k`` pairs with every live row of
+    the opposite buffer as it is when ``k`` arrives, then enters its own class's reservoir (kept
+    while the buffer fills, then with probability ``size/seen`` in a uniform slot).
+    """
+    s = buffers.size
+    slots = [list(range(m + c * s, m + (c + 1) * s)) for c in (0, 1)]
+    own, partner, signs = [], [], []
+    for k in range(m):
+        c = int(positive[k])
+        opposite = slots[1 - c][: buffers.filled[1 - c]]
+        own += [k] * len(opposite)
+        partner += opposite
+        signs += [1.0 if c else -1.0] * len(opposite)  # d = z⁺ − z⁻
+        buffers.seen[c] += 1
+        if buffers.filled[c] < s:
+            slots[c][buffers.filled[c]] = k
+            buffers.filled[c] += 1
+        elif buffers.rng.random() < s / buffers.seen[c]:
+            slots[c][buffers.rng.integers(s)] = k
+    return own, partner, signs, slots
+
+
+def reservoir_chunk(w: torch.Tensor, buffers: ReservoirBuffers, Z: torch.Tensor,
+                    positive: torch.Tensor, steps: torch.Tensor, lam: torch.Tensor,
+                    loss: str = "squared", *, weights: torch.Tensor | None = None,
+                    total: torch.Tensor | None = None) -> torch.Tensor:
+    """One chunk of reservoir-buffer OGD (Zhao et al. 2011; Kar et al. 2013), exact for any chunking.
+
+    Example ``k`` takes one step on the mean pairwise gradient over the opposite class's reservoir
+    as it is when ``k`` arrives, ``w ← w − η_k (mean_j ℓ'(wᵀd_j) d_j + λw)``, then enters its own
+    class's reservoir (kept while it fills, then with probability ``size/seen``).
+
+    Parameters
+    ----------
+    w : (G, D) models;  buffers : updated in place;  Z : (m, D) float64;  positive : (m,) bool.
+    steps : (G, m) step sizes;  lam : (G, 1) L2 terms;  loss : a key of ``PAIRWISE_LOSSES``.
+    weights, total : (m,) and (G, D), or both ``None``
+        Adds ``Σ_k ω_k w_k`` to ``total`` in place, as ``iterate_weights``/``iterate_sum`` of
+        :func:`chunk_update`.
+
+    Returns
+    -------
+    (G, D) the models after the chunk.
+    """
+    m, s = Z.shape[0], buffers.size
+    B = torch.cat([Z, buffers.rows[0], buffers.rows[1]])
+    own, partner, signs, slots = _reservoir_pairs(buffers, positive, m)
+    if own:
+        T = torch.zeros(len(own), B.shape[0], dtype=torch.float64, device=B.device)
+        rows, sign = torch.arange(len(own)), torch.tensor(signs, dtype=torch.float64, device=B.device)
+        T[rows, torch.tensor(own)] = sign
+        T[rows, torch.tensor(partner)] = -sign
+        w = chunk_update(w, T, B, steps, lam, loss, torch.tensor(own, device=B.device),
+                         iterate_weights=weights, iterate_sum=total)
+    elif weights is not None:  # no pairs yet: every iterate of the chunk is w
+        total += weights.sum() * w
+    for c in (0, 1):
+        kept = B[slots[c][: buffers.filled[c]]]
+        buffers.rows[c] = torch.cat([kept, B.new_zeros(s - buffers.filled[c], B.shape[1])])
+    return w

@@ -1,0 +1,1 @@
+"""Benchmark scripts; run each from the repository root as a module, e.g. ``python -m benchmarks.gp``."""
