@@ -19,6 +19,8 @@ from typing import ClassVar, Sequence
 
 import torch
 
+from .param_cache import ParamCache
+
 __all__ = ["FeatureMap"]
 
 #: default memory budget of drawn block parameters, per feature map (env KERNELSTREAM_CACHE_MB)
@@ -42,10 +44,8 @@ class FeatureMap(ABC):
         64-bit seed; block ``j`` depends on ``(seed, j)`` only.
     cache_bytes : int, default=32 MiB
         Memory budget for drawn block parameters (``KERNELSTREAM_CACHE_MB`` changes the
-        default). The policy is a *pinned prefix*: blocks are cached in index order until the
-        budget is spent and regenerated beyond it. Training and prediction scan blocks
-        ``0..t-1`` cyclically, on which LRU misses on every access once the scan outgrows the
-        budget; the prefix hits on a fixed ``budget / block bytes`` of them, every scan.
+        default). The policy is a *pinned prefix* (:mod:`kernelstream.features.param_cache`):
+        blocks are cached in index order until the budget is spent and regenerated beyond it.
     """
 
     name: ClassVar[str] = ""
@@ -82,8 +82,7 @@ class FeatureMap(ABC):
         self.block_size = int(block_size)
         self.seed = int(seed)
         self.cache_bytes = int(cache_bytes)
-        self._cache: dict[tuple, torch.Tensor] = {}
-        self._cached_bytes = 0
+        self._params = ParamCache(self.cache_bytes)
 
     @property
     def requested_name(self) -> str:
@@ -106,16 +105,7 @@ class FeatureMap(ABC):
     # -- shared plumbing ---------------------------------------------------------------
     def draw(self, block: int, device=None, dtype=torch.float32) -> torch.Tensor:
         """Parameters of one block, from the cache when present."""
-        device = torch.device(device or "cpu")
-        key = (block, device, dtype)
-        params = self._cache.get(key)
-        if params is None:
-            params = self._draw(block, device).to(dtype)
-            size = params.numel() * params.element_size()
-            if self._cached_bytes + size <= self.cache_bytes:
-                self._cache[key] = params
-                self._cached_bytes += size
-        return params
+        return self._params.block(block, torch.device(device or "cpu"), dtype, self._draw)
 
     def features(self, X: torch.Tensor, blocks: Sequence[int]) -> torch.Tensor:
         """Features of the given blocks on ``X``: ``(n, len(blocks), r)``, block-major."""
@@ -160,11 +150,15 @@ class FeatureMap(ABC):
 
     def n_cached_blocks(self) -> int:
         """Number of blocks whose parameters are held in the cache (all devices and dtypes)."""
-        return len(self._cache)
+        return self._params.n_blocks()
+
+    @property
+    def _cached_bytes(self) -> int:
+        """Bytes of drawn parameters held in the cache (at most ``cache_bytes``)."""
+        return self._params.nbytes
 
     def clear_cache(self) -> None:
-        self._cache.clear()
-        self._cached_bytes = 0
+        self._params.clear()
 
     def config(self) -> dict:
         """JSON-serialisable constructor arguments (for saving models)."""
@@ -183,7 +177,7 @@ class FeatureMap(ABC):
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
-        state["_cache"], state["_cached_bytes"] = {}, 0  # a cache is not state
+        state["_params"] = ParamCache(self.cache_bytes)  # a cache is not state
         return state
 
     def __repr__(self) -> str:
