@@ -148,8 +148,8 @@ class GaussianRFF(_Fourier):
 
     name = "rbf"
 
-    def kernel(self, X, Y):
-        return torch.exp(-self._distances(X, Y, 2.0).square() / (2 * self.sigma**2))
+    def kernel_at(self, X, Y, sigma):
+        return torch.exp(-self._distances(X, Y, 2.0).square() / (2 * sigma**2))
 
     def _draw(self, block, device):
         return self._with_phases(self._normal(block, device) / self.sigma, block)  # ω ~ N(0, σ⁻² I)
@@ -162,8 +162,8 @@ class LaplaceRFF(_Fourier):
     distance = "cityblock"
     samplings = ("iid", "sobol", "halton")  # not radial: no orthogonal draws
 
-    def kernel(self, X, Y):
-        return torch.exp(-self._distances(X, Y, 1.0) / self.sigma)
+    def kernel_at(self, X, Y, sigma):
+        return torch.exp(-self._distances(X, Y, 1.0) / sigma)
 
     def _draw(self, block, device):
         if self.sampling == "iid":
@@ -195,8 +195,8 @@ class MaternRFF(_Fourier):
     def extra_params(self):
         return {"nu": self.nu, **super().extra_params()}
 
-    def kernel(self, X, Y):
-        s = math.sqrt(2 * self.nu) * self._distances(X, Y, 2.0) / self.sigma  # √(2ν) ρ/σ
+    def kernel_at(self, X, Y, sigma):
+        s = math.sqrt(2 * self.nu) * self._distances(X, Y, 2.0) / sigma  # √(2ν) ρ/σ
         if self.nu == 0.5:
             return torch.exp(-s)
         if self.nu == 1.5:
