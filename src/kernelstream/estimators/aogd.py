@@ -256,17 +256,15 @@ class AOGDClassifier(ClassifierMixin, BaseEstimator):
     # -- steps ---------------------------------------------------------------------------
     def _start(self, X, random) -> None:
         """Seed, device, feature map and an empty state."""
-        self.seed_ = int(random.randint(0, 2**63 - 1, dtype=np.int64))
-        self.device_ = resolve_device(self.device)
-        self.feature_map_, self.sigma_ = None, None
-        n_components = X.shape[1]
+        seed = int(random.randint(0, 2**63 - 1, dtype=np.int64))
+        fm = None  # the linear kernel: no map (an unknown kernel fails here, before any state)
         if self.kernel != "linear":
-            block_size = math.gcd(self.n_components, 1024)
             fm = build_feature_map(self.kernel, X, sigma=self.sigma, sigma_scale=self.sigma_scale,
-                                   block_size=block_size, seed=self.seed_,
+                                   block_size=math.gcd(self.n_components, 1024), seed=seed,
                                    kernel_params=self.kernel_params)
-            self.feature_map_, self.sigma_ = fm, fm.sigma
-            n_components = self.n_components
+        self.seed_, self.device_ = seed, resolve_device(self.device)
+        self.feature_map_, self.sigma_ = fm, None if fm is None else fm.sigma
+        n_components = X.shape[1] if fm is None else self.n_components
         self.n_components_ = n_components
         self.state_ = PairwiseState.empty(n_components, device=self.device_)
         self.coef_, self.iterate_ = np.zeros(n_components), np.zeros(n_components)
