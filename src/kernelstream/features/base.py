@@ -11,10 +11,11 @@ parameters) is fixed at construction, and assigning any of them afterwards raise
 another bandwidth builds another map; code that needs the kernel as a function of the bandwidth
 (the marginal likelihood) calls :meth:`FeatureMap.kernel_at`, which changes nothing.
 
-**Subclassing.** Implement :meth:`kernel_at` (exact kernel at a given bandwidth; :meth:`kernel`
-follows from it) or, if the bandwidth is never fitted by marginal likelihood, :meth:`kernel`
-alone (exact, for tests and small problems), :meth:`_draw` (parameters of one block as one tensor, float64) and :meth:`_features`
-(features of several blocks at once, given their stacked parameters). Register the class with
+**Subclassing.** Implement :meth:`kernel_at` (the exact kernel at a given bandwidth, for tests,
+small problems and the marginal likelihood; :meth:`kernel` follows from it), or :meth:`kernel`
+alone if the bandwidth is never fitted; :meth:`_draw` (parameters of one block as one tensor,
+float64) and :meth:`_features` (features of several blocks at once, given their stacked
+parameters). Register the class with
 :func:`kernelstream.features.register_kernel` to make it available by name to every estimator.
 """
 
@@ -139,7 +140,7 @@ class FeatureMap(ABC, metaclass=_FrozenAfterInit):
         """Exact kernel matrix ``k(X, Y)`` of shape ``(n, m)`` at this map's bandwidth."""
         return self.kernel_at(X, Y, self.sigma)
 
-    def kernel_at(self, X: torch.Tensor, Y: torch.Tensor, sigma) -> torch.Tensor:
+    def kernel_at(self, X: torch.Tensor, Y: torch.Tensor, sigma: float | torch.Tensor) -> torch.Tensor:
         """Exact kernel matrix ``k_σ(X, Y)``, ``(n, m)``, at bandwidth ``sigma`` and this map's
         other parameters; the map is unchanged.
 
