@@ -61,7 +61,7 @@ from benchmarks.common.report import command_line, write_report
 from benchmarks.common.timing import Stopwatch, threads
 from kernelstream import AOGDClassifier
 from kernelstream.estimators.aogd import bernoulli_coins
-from kernelstream.features import make_feature_map, resolve_sigma
+from kernelstream.features import build_feature_map
 from kernelstream.solvers.pairwise import (PairwiseState, ReservoirBuffers, aogd_chunk, chunk_update,
                                           pair_directions, reservoir_chunk)
 
@@ -113,8 +113,7 @@ def load(name: str, seed: int):
 
 def rff(Xtr, seed: int):
     """The library's seeded Gaussian random features, σ = median distance of ``Xtr``."""
-    fm = make_feature_map("rbf", Xtr.shape[1], 1.0, D_RFF, seed)
-    fm.sigma = resolve_sigma("median", Xtr, "euclidean", 1.0, seed=seed)
+    fm = build_feature_map("rbf", Xtr, sigma="median", block_size=D_RFF, seed=seed)
 
     def transform(X):
         out = torch.empty(X.shape[0], D_RFF)

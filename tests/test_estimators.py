@@ -10,6 +10,7 @@ from sklearn.linear_model import Ridge
 
 from kernelstream import DSGClassifier, DSGRegressor, RandomFeatures
 from kernelstream.datasets import synthetic_regression
+from kernelstream.features import make_feature_map
 from conftest import DEVICES
 
 FAST = dict(batch_size=128, block_size=128, random_state=0)
@@ -216,7 +217,8 @@ def test_random_features_are_the_estimator_blocks():
     X, y = _regression(512)
     model = DSGRegressor(**FAST).fit(X, y)
     rf = RandomFeatures(n_components=256, block_size=128, sigma=model.sigma_).fit(X)
-    rf.feature_map_.seed = model.seed_
+    # maps are fixed at construction: give the transformer the map at the model's seed
+    rf._set_feature_map(make_feature_map("rbf", X.shape[1], rf.sigma_, 128, model.seed_))
     import torch
 
     Xt = torch.as_tensor(X[:10])

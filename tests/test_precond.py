@@ -6,7 +6,7 @@ import pytest
 import torch
 from threadpoolctl import threadpool_info
 
-from kernelstream.kernels.precond import precond_direction, precond_direction_torch
+from kernelstream.ops.precond import precond_direction, precond_direction_torch
 
 
 def _direct(Psi, G, eps):

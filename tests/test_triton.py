@@ -16,7 +16,7 @@ pytest.importorskip("triton")
 
 from kernelstream import rng  # noqa: E402
 from kernelstream.features import make_feature_map  # noqa: E402
-from kernelstream.kernels import triton_fourier as tf  # noqa: E402
+from kernelstream.ops import triton_fourier as tf  # noqa: E402
 
 DEVICE = "cuda" if torch.cuda.is_available() and os.environ["TRITON_INTERPRET"] != "1" else "cpu"
 SEED = 2**40 + 12345  # both 32-bit halves of the key in use

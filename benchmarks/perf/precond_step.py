@@ -18,8 +18,8 @@ import torch
 
 from benchmarks.common.timing import measure, threads
 from kernelstream.features import make_feature_map
-from kernelstream.kernels.precond import precond_direction, precond_direction_torch
-from kernelstream.kernels.workspace import scratch
+from kernelstream.ops.precond import precond_direction, precond_direction_torch
+from kernelstream.ops.workspace import scratch
 
 
 def cpu_time(fn, repeats: int) -> float:

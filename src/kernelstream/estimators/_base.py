@@ -23,7 +23,7 @@ from .._threads import resolve_n_jobs, respects_n_jobs
 from .._validation import (Integral, Interval, Real, StrOptions, check_magnitude,
                            check_sample_weight_values)
 from ..expansion import Expansion
-from ..features import KERNELS, kernel_class, make_feature_map, resolve_sigma
+from ..features import build_feature_map, kernel_class
 from ..features.additive import check_non_negative
 from ..schedules import make_schedule
 from ..solvers import DSGConfig, dsg_step
@@ -112,9 +112,7 @@ class DSGBase(EstimatorState, BaseEstimator):
         return resolve_dtype(self.dtype)
 
     def _check_params(self) -> None:
-        if self.kernel not in KERNELS:
-            raise ValueError(f"Unknown kernel {self.kernel!r}; choose one of {sorted(KERNELS)} "
-                             "or register yours with kernelstream.features.register_kernel.")
+        kernel_class(self.kernel)  # a clear error for an unknown name, before any state changes
         resolve_dtype(self.dtype)
         resolve_n_jobs(self.n_jobs)
 
@@ -155,11 +153,9 @@ class DSGBase(EstimatorState, BaseEstimator):
     def _new_expansion(self, X, seed: int, device) -> Expansion:
         """A fresh expansion whose bandwidth comes from ``X`` (the median heuristic)."""
         block_size, max_blocks = self._feature_layout()
-        feature_map = make_feature_map(self.kernel, X.shape[1], 1.0, block_size, seed,
-                                       kernel_params=self.kernel_params)
-        sigma = resolve_sigma(self.sigma, X, type(feature_map).distance, self.sigma_scale,
-                              seed=seed % 2**32)
-        feature_map.sigma = sigma
+        feature_map = build_feature_map(self.kernel, X, sigma=self.sigma, sigma_scale=self.sigma_scale,
+                                        block_size=block_size, seed=seed,
+                                        kernel_params=self.kernel_params)
         average_start = None if self.average is False else (1 if self.average is True else int(self.average))
         return Expansion(feature_map, self._n_outputs(), dtype=self._torch_dtype(), device=device,
                          max_blocks=max_blocks, average_start=average_start)

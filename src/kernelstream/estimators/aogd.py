@@ -15,7 +15,7 @@ from .. import rng
 from .._device import resolve_device, to_numpy, to_tensor
 from .._threads import respects_n_jobs
 from .._validation import Integral, Interval, Real, StrOptions, check_magnitude
-from ..features import KERNELS, make_feature_map, resolve_sigma
+from ..features import build_feature_map
 from ..schedules import SCHEDULES, make_schedule
 from ..solvers.pairwise import PAIRWISE_LOSSES, PairwiseState, aogd_chunk
 from .._state import EstimatorState, feature_map_from_config
@@ -261,22 +261,15 @@ class AOGDClassifier(EstimatorState, ClassifierMixin, BaseEstimator):
     # -- steps ---------------------------------------------------------------------------
     def _start(self, X, random) -> None:
         """Seed, device, feature map and an empty state."""
-        if self.kernel != "linear" and self.kernel not in KERNELS:
-            raise ValueError(f"Unknown kernel {self.kernel!r}; choose 'linear' or one of "
-                             f"{sorted(KERNELS)} (or register yours with "
-                             "kernelstream.features.register_kernel).")
-        self.seed_ = int(random.randint(0, 2**63 - 1, dtype=np.int64))
-        self.device_ = resolve_device(self.device)
-        self.feature_map_, self.sigma_ = None, None
-        n_components = X.shape[1]
+        seed = int(random.randint(0, 2**63 - 1, dtype=np.int64))
+        fm = None  # the linear kernel: no map (an unknown kernel fails here, before any state)
         if self.kernel != "linear":
-            block_size = math.gcd(self.n_components, 1024)
-            fm = make_feature_map(self.kernel, X.shape[1], 1.0, block_size, self.seed_,
-                                  kernel_params=self.kernel_params)
-            fm.sigma = resolve_sigma(self.sigma, X, type(fm).distance, self.sigma_scale,
-                                     seed=self.seed_ % 2**32)
-            self.feature_map_, self.sigma_ = fm, fm.sigma
-            n_components = self.n_components
+            fm = build_feature_map(self.kernel, X, sigma=self.sigma, sigma_scale=self.sigma_scale,
+                                   block_size=math.gcd(self.n_components, 1024), seed=seed,
+                                   kernel_params=self.kernel_params)
+        self.seed_, self.device_ = seed, resolve_device(self.device)
+        self.feature_map_, self.sigma_ = fm, None if fm is None else fm.sigma
+        n_components = X.shape[1] if fm is None else self.n_components
         self.n_components_ = n_components
         self.state_ = PairwiseState.empty(n_components, device=self.device_)
         self.coef_, self.iterate_ = np.zeros(n_components), np.zeros(n_components)

@@ -18,10 +18,10 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._device import resolve_device, to_tensor
 from .._threads import resolve_n_jobs, respects_n_jobs
 from .._validation import Integral, Interval, Real, StrOptions, check_magnitude
-from ..features import KERNELS, make_feature_map, resolve_sigma
+from ..features import FeatureMap, build_feature_map, resolve_bandwidth
 from ..solvers.gogp import GoGPKernelState
 from ..solvers.gogp_rf import GoGPFeatureState
-from ..solvers.gp_evidence import fit_gp_hyperparameters, kernel_of_sigma
+from ..solvers.gp_evidence import fit_gp_hyperparameters
 from .._state import EstimatorState, feature_map_from_config
 from ._base import assign_parameters
 from ._progress import StreamProgress, progress_bar
@@ -243,9 +243,6 @@ class GoGPRegressor(EstimatorState, RegressorMixin, BaseEstimator):
 
     # -- internals ------------------------------------------------------------------------
     def _check_params(self) -> None:
-        if self.kernel not in KERNELS:
-            raise ValueError(f"Unknown kernel {self.kernel!r}; choose one of {sorted(KERNELS)} "
-                             "or register yours with kernelstream.features.register_kernel.")
         resolve_device(self.device)
         resolve_n_jobs(self.n_jobs)
 
@@ -256,10 +253,8 @@ class GoGPRegressor(EstimatorState, RegressorMixin, BaseEstimator):
         rows = slice(0, max(1, min(n_sample, MAX_EVIDENCE_POINTS)))
         if n_sample < 2:  # too few points for an evidence fit: use the first ones available
             rows = slice(0, min(X.shape[0], MAX_EVIDENCE_POINTS))
-        block = self.n_components if self.variant == "random_features" else 2
-        self.feature_map_ = make_feature_map(self.kernel, X.shape[1], 1.0, block, self.seed_,
-                                             kernel_params=self.kernel_params)
         self._set_hyperparameters(X[rows], y[rows])
+        self.feature_map_ = self._feature_map(X, self.sigma_)
         z_max = float(np.max(np.abs((y[rows] - self.y_offset_) / self.y_scale_))) or 1.0
         if self.variant == "kernel":
             self.state_ = GoGPKernelState(
@@ -275,11 +270,10 @@ class GoGPRegressor(EstimatorState, RegressorMixin, BaseEstimator):
 
     def _set_hyperparameters(self, X, y) -> None:
         """ML-II on ``(X, y)`` for what is "auto"; fixed values are kept (see class docstring)."""
-        fm = self.feature_map_
         offset = float(np.mean(y))
         spread = float(np.std(y)) if len(y) > 1 and np.std(y) > 0 else 1.0
         if self.sigma == "auto" or self.sigma == "median":
-            sigma0 = resolve_sigma("median", X, type(fm).distance, 1.0, seed=self.seed_ % 2**32)
+            sigma0 = resolve_bandwidth(self.kernel, X, "median", 1.0, self.seed_)
         else:
             sigma0 = float(self.sigma)
         fit_sigma, fit_noise = self.sigma == "auto", self.noise == "auto"
@@ -289,10 +283,10 @@ class GoGPRegressor(EstimatorState, RegressorMixin, BaseEstimator):
         if (fit_sigma or fit_noise) and len(y) >= 3:
             Xt = torch.tensor(np.array(X), dtype=torch.float64)
             zt = torch.as_tensor((y - offset) / scale, dtype=torch.float64)
-            hp = fit_gp_hyperparameters(kernel_of_sigma(fm), Xt, zt, sigma0=sigma0,
+            kernel_at = self._feature_map(X, sigma0).kernel_at  # k_σ(X, Y) of σ, pure
+            hp = fit_gp_hyperparameters(kernel_at, Xt, zt, sigma0=sigma0,
                                         fit_sigma=fit_sigma, noise0=noise0, fit_noise=fit_noise)
             sigma, amplitude, noise = hp.sigma, hp.amplitude, hp.noise
-        fm.sigma = float(sigma)
         self.sigma_ = float(sigma)
         self.y_offset_ = offset
         self.y_scale_ = scale * math.sqrt(amplitude)              # internal prior: unit amplitude
@@ -300,6 +294,12 @@ class GoGPRegressor(EstimatorState, RegressorMixin, BaseEstimator):
         self.noise_ = self._noise_z * self.y_scale_**2            # s² in units of y²
         self.amplitude_ = self.y_scale_**2
         self.theta_ = math.sqrt(self._noise_z) if self.theta == "auto" else float(self.theta)
+
+    def _feature_map(self, X, sigma: float) -> FeatureMap:
+        """The map of ``kernel`` at the bandwidth ``sigma`` (a number), built once."""
+        block = self.n_components if self.variant == "random_features" else 2
+        return build_feature_map(self.kernel, X, sigma=sigma, block_size=block, seed=self.seed_,
+                                 kernel_params=self.kernel_params)
 
     def _features(self, Xt: torch.Tensor) -> torch.Tensor:
         return self.feature_map_.transform(Xt, 1)                 # (n, D), φᵀφ ≈ k

@@ -15,11 +15,11 @@ from .._threads import respects_n_jobs
 from .._device import resolve_device, resolve_dtype, to_tensor
 from .._validation import Integral, Interval, Real, StrOptions, check_magnitude
 from ..expansion import Expansion
-from ..features import KERNELS, make_feature_map, resolve_sigma
+from ..features import build_feature_map, make_feature_map, resolve_bandwidth
 from ..solvers.gp_dual import (kernel_diagonal, kernel_in_chunks, nystrom_factors,
                                nystrom_preconditioner, posterior_from_duals, safe_step_size,
                                solve_dual)
-from ..solvers.gp_evidence import fit_gp_hyperparameters_coarse_to_fine, kernel_of_sigma
+from ..solvers.gp_evidence import fit_gp_hyperparameters_coarse_to_fine
 from ..solvers.gp_variance import (LandmarkVariance, dual_fit_bytes, landmark_bytes,
                                    operator_bytes, targets_bytes)
 from .._state import EstimatorState
@@ -244,9 +244,6 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
         """
         with unchanged_on_error(self):
             self._validate_params()
-            if self.kernel not in KERNELS:
-                raise ValueError(f"Unknown kernel {self.kernel!r}; choose one of {sorted(KERNELS)} "
-                                 "or register yours with kernelstream.features.register_kernel.")
             X, y = validate_data(self, X, y, reset=True, dtype=np.float64, y_numeric=True,
                                  multi_output=True)
             check_magnitude(X, np.dtype(self.dtype))
@@ -326,9 +323,6 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
         self.device_ = resolve_device(self.device)
         rng = check_random_state(self.random_state)
         self.seed_ = int(rng.randint(0, 2**63 - 1, dtype=np.int64))
-        fm = make_feature_map(self.kernel, X.shape[1], 1.0, self.block_size, self.seed_,
-                              kernel_params=self.kernel_params)
-        self.feature_map_ = fm
         self._y_1d = y.ndim == 1
         Y = y.reshape(len(y), -1)
         self.n_outputs_ = Y.shape[1]
@@ -350,28 +344,32 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
     def _set_hyperparameters(self, X, Y) -> None:
         """``y_offset_``, ``y_scale_``, ``sigma_``, ``amplitude_``, ``noise_`` and the noise of
         the internal unit-amplitude prior ``s_z² = s²/a`` (in units of ``((y − offset)/scale)²``,
-        ``scale = spread·√a``); ML-II on a seeded subsample for what is "auto"."""
-        fm = self.feature_map_
+        ``scale = spread·√a``); ML-II on a seeded subsample for what is "auto"; then the
+        feature map, built once at ``sigma_``."""
         offset = Y.mean(axis=0) if self.normalize_y else np.zeros(Y.shape[1])
         std = Y.std(axis=0)
         spread = float(np.mean(np.where(std > 0, std, 1.0))) if self.normalize_y else 1.0
         _check_finite(np.r_[offset, spread], "mean or scale of y",
                       "y is too large to standardise; divide y by a constant")
         start = "median" if isinstance(self.sigma, str) else self.sigma
-        sigma = resolve_sigma(start, X, type(fm).distance, self.sigma_scale,
-                              seed=self.seed_ % 2**32)
+        sigma = resolve_bandwidth(self.kernel, X, start, self.sigma_scale, self.seed_)
         fit_sigma, fit_noise = self.sigma == "auto", self.noise == "auto"
         amplitude, noise = 1.0, 0.1 if fit_noise else float(self.noise) / spread**2
         if (fit_sigma or fit_noise) and X.shape[0] >= 3:
             rows = self._evidence_rows(X.shape[0])
             Z = torch.as_tensor((Y[rows] - offset) / spread, dtype=torch.float64)
+            start_map = make_feature_map(self.kernel, X.shape[1], sigma, self.block_size, self.seed_,
+                                         kernel_params=self.kernel_params)
             hp = fit_gp_hyperparameters_coarse_to_fine(
-                kernel_of_sigma(fm), torch.as_tensor(X[rows]), Z, sigma0=sigma,
+                start_map.kernel_at, torch.as_tensor(X[rows]), Z, sigma0=sigma,
                 fit_sigma=fit_sigma, noise0=noise, fit_noise=fit_noise)
             sigma = hp.sigma
             if fit_noise:  # a given noise stays exactly that number, with a = 1
                 amplitude, noise = hp.amplitude, max(hp.noise, MIN_NOISE * hp.amplitude)
-        fm.sigma = self.sigma_ = float(sigma)
+        self.sigma_ = float(sigma)
+        self.feature_map_ = build_feature_map(self.kernel, X, sigma=self.sigma_,
+                                              block_size=self.block_size, seed=self.seed_,
+                                              kernel_params=self.kernel_params)
         self.y_offset_ = offset
         self.y_scale_ = spread * math.sqrt(amplitude)  # internal prior: unit amplitude
         self._noise_z = noise / amplitude  # s² in internal units

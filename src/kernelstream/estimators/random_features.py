@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from typing import Iterator
+
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
@@ -11,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._device import resolve_device, to_numpy, to_tensor
 from .._threads import respects_n_jobs
 from .._validation import Integral, Interval, Real, StrOptions
-from ..features import FeatureMap, kernel_class, make_feature_map, resolve_sigma
+from ..features import FeatureMap, build_feature_map, kernel_class, make_feature_map
 from ..features.additive import check_non_negative
 from .._state import EstimatorState, feature_map_from_config
 from ._base import assign_parameters
@@ -107,9 +110,11 @@ class RandomFeatures(EstimatorState, ClassNamePrefixFeaturesOutMixin, Transforme
         X = self._check_input(validate_data(self, X, accept_sparse="csr",
                                             dtype=[np.float64, np.float32]))
         seed = int(check_random_state(self.random_state).randint(0, 2**63 - 1, dtype=np.int64))
-        feature_map = self._make_map(X.shape[1], self.block_size or self.n_components, seed)
-        feature_map.sigma = resolve_sigma(self.sigma, X, type(feature_map).distance,
-                                          self.sigma_scale, seed=seed % 2**32)
+        block_size = self.block_size or self.n_components
+        with self._explain_block_size(block_size):
+            feature_map = build_feature_map(self.kernel, X, sigma=self.sigma,
+                                            sigma_scale=self.sigma_scale, block_size=block_size,
+                                            seed=seed, kernel_params=self.kernel_params)
         self._set_feature_map(feature_map)
         self.device_ = resolve_device(self.device)
         return self
@@ -121,11 +126,11 @@ class RandomFeatures(EstimatorState, ClassNamePrefixFeaturesOutMixin, Transforme
             check_non_negative(X, self.kernel)
         return X
 
-    def _make_map(self, n_features_in: int, block_size: int, seed: int) -> FeatureMap:
-        """The registered family at ``block_size``, with an error saying which size is wrong."""
+    @contextmanager
+    def _explain_block_size(self, block_size: int) -> Iterator[None]:
+        """Re-raise a family's refusal of ``block_size`` as an error saying which size is wrong."""
         try:
-            return make_feature_map(self.kernel, n_features_in, 1.0, block_size, seed,
-                                    kernel_params=self.kernel_params)
+            yield
         except ValueError as exc:
             if "block_size" not in str(exc):
                 raise
@@ -148,8 +153,10 @@ class RandomFeatures(EstimatorState, ClassNamePrefixFeaturesOutMixin, Transforme
         n_full, rest = divmod(self.n_components, r)
         self._tail_map = None
         if rest:
-            self._tail_map = self._make_map(feature_map.n_features_in, rest, feature_map.seed)
-            self._tail_map.sigma = feature_map.sigma
+            with self._explain_block_size(rest):  # the same kernel at the same bandwidth
+                self._tail_map = make_feature_map(self.kernel, feature_map.n_features_in,
+                                                  feature_map.sigma, rest, feature_map.seed,
+                                                  kernel_params=self.kernel_params)
         self.feature_map_, self._n_full_blocks = feature_map, n_full
         self.sigma_, self.seed_ = feature_map.sigma, feature_map.seed
         self._n_features_out = self.n_components

@@ -110,10 +110,6 @@ class _AdditiveVZ(FeatureMap):
         estimators' median heuristic) is ignored and ``sigma_`` reports 1.0."""
         return 1.0
 
-    @sigma.setter
-    def sigma(self, value: float) -> None:
-        pass  # no bandwidth (see the getter)
-
     @staticmethod
     def spectrum(omega: np.ndarray) -> np.ndarray:
         """``κ(ω)``, the inverse Fourier transform of ``𝒦``."""
@@ -128,7 +124,8 @@ class _AdditiveVZ(FeatureMap):
     def embedding_dim(self) -> int:
         return self.n_features_in * (2 * self.order + 1)  # m = d(2n + 1)
 
-    def kernel(self, X, Y):
+    def kernel_at(self, X, Y, sigma):
+        """``Σ_i term(x_i, y_i)``; ``sigma`` is ignored (no bandwidth)."""
         check_non_negative(X, self.requested_name)
         check_non_negative(Y, self.requested_name)
         return _pairwise_sum(self.term, X, Y)
@@ -273,13 +270,16 @@ class ExpChi2(_Fourier):
         chi2 = self.embedding.extra_params()
         return {"gamma": self.gamma, **chi2, **super().extra_params()}
 
-    def _gamma(self) -> float:
-        return 1 / (2 * self.sigma**2) if self.gamma is None else self.gamma
+    def _gamma(self, sigma=None):
+        """``γ``: as given, else ``1/(2σ²)`` at ``sigma`` (this map's σ when ``None``)."""
+        if self.gamma is not None:
+            return self.gamma
+        return 1 / (2 * (self.sigma if sigma is None else sigma) ** 2)
 
     def _shape(self):
         return self.embedding.embedding_dim, super()._shape()[1]
 
-    def kernel(self, X, Y):
+    def kernel_at(self, X, Y, sigma):
         check_non_negative(X, self.requested_name)
         check_non_negative(Y, self.requested_name)
 
@@ -287,7 +287,7 @@ class ExpChi2(_Fourier):
             s = x + y
             return torch.where(s > 0, (x - y).square() / torch.where(s > 0, s, 1), 0)
 
-        return torch.exp(-self._gamma() * _pairwise_sum(term, X, Y))
+        return torch.exp(-self._gamma(sigma) * _pairwise_sum(term, X, Y))
 
     def _draw(self, block, device):
         W = self._normal(block, device) * math.sqrt(2 * self._gamma())  # ω ~ N(0, 2γ I)

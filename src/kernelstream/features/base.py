@@ -5,19 +5,29 @@ function of ``(seed, j)`` (see :mod:`kernelstream.rng`), so any block can be reg
 device at any time. ``k(x, y) ≈ Σ_j ψ_j(x)ᵀ ψ_j(y) / J`` over ``J`` blocks, each of ``r`` features
 normalised so that ``E[ψ_j(x)ᵀ ψ_j(y)] = k(x, y)``.
 
-**Subclassing.** Implement :meth:`kernel` (exact, for tests and small problems),
-:meth:`_draw` (parameters of one block as one tensor, float64) and :meth:`_features`
-(features of several blocks at once, given their stacked parameters). Register the class with
+A map is also **immutable**: everything that defines it (bandwidth, seed, block size, family
+parameters) is fixed at construction, and assigning any of them afterwards raises
+``AttributeError``. A map is cheap to build (a seed and a few numbers), so code that needs
+another bandwidth builds another map; code that needs the kernel as a function of the bandwidth
+(the marginal likelihood) calls :meth:`FeatureMap.kernel_at`, which changes nothing.
+
+**Subclassing.** Implement :meth:`kernel_at` (the exact kernel at a given bandwidth, for tests,
+small problems and the marginal likelihood; :meth:`kernel` follows from it), or :meth:`kernel`
+alone if the bandwidth is never fitted; :meth:`_draw` (parameters of one block as one tensor,
+float64) and :meth:`_features` (features of several blocks at once, given their stacked
+parameters). Register the class with
 :func:`kernelstream.features.register_kernel` to make it available by name to every estimator.
 """
 
 from __future__ import annotations
 
 import os
-from abc import ABC, abstractmethod
+from abc import ABC, ABCMeta, abstractmethod
 from typing import ClassVar, Sequence
 
 import torch
+
+from .param_cache import ParamCache
 
 __all__ = ["FeatureMap"]
 
@@ -27,7 +37,16 @@ _CHUNK_BYTES = 16 * 2**20  # generic contraction: feature matrix evaluated at a 
 _PARAM_BYTES = 4 * 2**20  # generic contraction: block parameters gathered at a time
 
 
-class FeatureMap(ABC):
+class _FrozenAfterInit(ABCMeta):
+    """Metaclass that freezes an instance once its whole constructor chain has returned."""
+
+    def __call__(cls, *args, **kwargs):
+        instance = super().__call__(*args, **kwargs)
+        object.__setattr__(instance, "_frozen", True)
+        return instance
+
+
+class FeatureMap(ABC, metaclass=_FrozenAfterInit):
     """Random features of one kernel family, in blocks of ``block_size`` features.
 
     Parameters
@@ -35,17 +54,16 @@ class FeatureMap(ABC):
     n_features_in : int
         Input dimension ``d``.
     sigma : float
-        Bandwidth (length-scale) of the kernel.
+        Bandwidth (length-scale) of the kernel, fixed for the life of the map (as is every
+        other argument: build a new map for another value).
     block_size : int
         Number of features ``r`` per block.
     seed : int
         64-bit seed; block ``j`` depends on ``(seed, j)`` only.
     cache_bytes : int, default=32 MiB
         Memory budget for drawn block parameters (``KERNELSTREAM_CACHE_MB`` changes the
-        default). The policy is a *pinned prefix*: blocks are cached in index order until the
-        budget is spent and regenerated beyond it. Training and prediction scan blocks
-        ``0..t-1`` cyclically, on which LRU misses on every access once the scan outgrows the
-        budget; the prefix hits on a fixed ``budget / block bytes`` of them, every scan.
+        default). The policy is a *pinned prefix* (:mod:`kernelstream.features.param_cache`):
+        blocks are cached in index order until the budget is spent and regenerated beyond it.
     """
 
     name: ClassVar[str] = ""
@@ -60,6 +78,8 @@ class FeatureMap(ABC):
     #: the registered name this map was made under (an alias such as "exp_chi2"), for messages;
     #: ``None`` means :attr:`name`
     alias: str | None = None
+    #: attributes that may still be set on a built map: ``alias`` only names it in messages
+    _settable: ClassVar[frozenset[str]] = frozenset({"alias"})
 
     def __init__(
         self,
@@ -77,13 +97,38 @@ class FeatureMap(ABC):
             )
         if not sigma > 0:
             raise ValueError(f"sigma must be positive; got {sigma!r}.")
+        if type(self).kernel is FeatureMap.kernel and type(self).kernel_at is FeatureMap.kernel_at:
+            raise TypeError(f"{type(self).__name__} must implement kernel_at(X, Y, sigma) "
+                            "(or at least kernel(X, Y)), the exact kernel.")
         self.n_features_in = int(n_features_in)
-        self.sigma = float(sigma)
+        self._sigma = float(sigma)
         self.block_size = int(block_size)
         self.seed = int(seed)
         self.cache_bytes = int(cache_bytes)
-        self._cache: dict[tuple, torch.Tensor] = {}
-        self._cached_bytes = 0
+        self._params = ParamCache(self.cache_bytes)
+
+    @property
+    def sigma(self) -> float:
+        """Bandwidth σ, fixed at construction."""
+        return self._sigma
+
+    def __setattr__(self, name: str, value) -> None:
+        if getattr(self, "_frozen", False) and name not in self._settable:
+            raise AttributeError(self._frozen_message(name))
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if getattr(self, "_frozen", False):
+            raise AttributeError(self._frozen_message(name))
+        object.__delattr__(self, name)
+
+    def _frozen_message(self, name: str) -> str:
+        return (f"Cannot set {name!r} of a built {type(self).__name__}: a feature map is fixed at "
+                "construction (its random blocks and cached draws depend on every parameter). "
+                "Build a new map instead, which is cheap (a seed and a few numbers): "
+                f"make_feature_map({self.requested_name!r}, n_features_in, sigma, block_size, "
+                "seed, kernel_params=...) or build_feature_map(...) from kernelstream.features; "
+                "for the kernel at another bandwidth, call kernel_at(X, Y, sigma).")
 
     @property
     def requested_name(self) -> str:
@@ -91,9 +136,21 @@ class FeatureMap(ABC):
         return self.alias or self.name
 
     # -- the contract ------------------------------------------------------------------
-    @abstractmethod
     def kernel(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
-        """Exact kernel matrix ``k(X, Y)`` of shape ``(n, m)``."""
+        """Exact kernel matrix ``k(X, Y)`` of shape ``(n, m)`` at this map's bandwidth."""
+        return self.kernel_at(X, Y, self.sigma)
+
+    def kernel_at(self, X: torch.Tensor, Y: torch.Tensor, sigma: float | torch.Tensor) -> torch.Tensor:
+        """Exact kernel matrix ``k_σ(X, Y)``, ``(n, m)``, at bandwidth ``sigma`` and this map's
+        other parameters; the map is unchanged.
+
+        ``sigma`` is a float or a 0-d tensor; autograd flows through it (marginal likelihood).
+        Families whose kernel has no bandwidth ignore it.
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} implements kernel(X, Y) only, so its bandwidth cannot be fitted "
+            "by marginal likelihood; implement kernel_at(X, Y, sigma) (kernel then follows from "
+            "it), or give the estimator a number or 'median' for sigma.")
 
     @abstractmethod
     def _draw(self, block: int, device: torch.device) -> torch.Tensor:
@@ -106,16 +163,7 @@ class FeatureMap(ABC):
     # -- shared plumbing ---------------------------------------------------------------
     def draw(self, block: int, device=None, dtype=torch.float32) -> torch.Tensor:
         """Parameters of one block, from the cache when present."""
-        device = torch.device(device or "cpu")
-        key = (block, device, dtype)
-        params = self._cache.get(key)
-        if params is None:
-            params = self._draw(block, device).to(dtype)
-            size = params.numel() * params.element_size()
-            if self._cached_bytes + size <= self.cache_bytes:
-                self._cache[key] = params
-                self._cached_bytes += size
-        return params
+        return self._params.block(block, torch.device(device or "cpu"), dtype, self._draw)
 
     def features(self, X: torch.Tensor, blocks: Sequence[int]) -> torch.Tensor:
         """Features of the given blocks on ``X``: ``(n, len(blocks), r)``, block-major."""
@@ -160,11 +208,15 @@ class FeatureMap(ABC):
 
     def n_cached_blocks(self) -> int:
         """Number of blocks whose parameters are held in the cache (all devices and dtypes)."""
-        return len(self._cache)
+        return self._params.n_blocks()
+
+    @property
+    def _cached_bytes(self) -> int:
+        """Bytes of drawn parameters held in the cache (at most ``cache_bytes``)."""
+        return self._params.nbytes
 
     def clear_cache(self) -> None:
-        self._cache.clear()
-        self._cached_bytes = 0
+        self._params.clear()
 
     def config(self) -> dict:
         """JSON-serialisable constructor arguments (for saving models)."""
@@ -183,7 +235,7 @@ class FeatureMap(ABC):
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
-        state["_cache"], state["_cached_bytes"] = {}, 0  # a cache is not state
+        state["_params"] = ParamCache(self.cache_bytes)  # a cache is not state
         return state
 
     def __repr__(self) -> str:

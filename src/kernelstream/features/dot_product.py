@@ -76,8 +76,8 @@ class TensorSketch(FeatureMap):
     def block_param_numel(self):
         return 2 * self.degree * (self.n_features_in + 1)
 
-    def kernel(self, X, Y):
-        return (X @ Y.T / self.sigma**2 + self.coef0) ** self.degree  # (⟨x, y⟩/σ² + c)^p
+    def kernel_at(self, X, Y, sigma):
+        return (X @ Y.T / sigma**2 + self.coef0) ** self.degree  # (⟨x, y⟩/σ² + c)^p
 
     def _draw(self, block, device):
         n = self.degree * (self.n_features_in + 1)
@@ -142,8 +142,8 @@ class RandomMaclaurin(FeatureMap):
         law = 0.5 ** torch.arange(1, self.max_degree + 2, dtype=torch.float64)  # 2^{−(N+1)}
         return law / law.sum()
 
-    def kernel(self, X, Y):
-        t = X @ Y.T / self.sigma**2
+    def kernel_at(self, X, Y, sigma):
+        t = X @ Y.T / sigma**2
         if self.coefs is None:
             return torch.exp(t)
         out = torch.zeros_like(t)
@@ -203,14 +203,12 @@ class ArcCosine(FeatureMap):
     @property
     def sigma(self) -> float:
         """σ; 1.0 for order 0, whose kernel ``1 − θ/π`` has no scale (a given σ is ignored)."""
-        return 1.0 if getattr(self, "order", None) == 0 else self._sigma
+        return 1.0 if self.order == 0 else self._sigma
 
-    @sigma.setter
-    def sigma(self, value: float) -> None:
-        self._sigma = float(value)
-
-    def kernel(self, X, Y):
-        X, Y = X / self.sigma, Y / self.sigma
+    def kernel_at(self, X, Y, sigma):
+        if self.order == 0:
+            sigma = 1.0  # no scale: k_0 = 1 − θ/π
+        X, Y = X / sigma, Y / sigma
         norms = X.norm(dim=1)[:, None] * Y.norm(dim=1)[None, :]  # ‖x‖ ‖y‖
         cos = torch.where(norms > 0, X @ Y.T / torch.where(norms > 0, norms, 1), 0).clamp(-1, 1)
         theta, sin = torch.arccos(cos), torch.sqrt(1 - cos.square())

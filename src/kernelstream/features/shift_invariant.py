@@ -18,16 +18,16 @@ quasi-Monte Carlo). They keep each frequency's law and lower the variance; see
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 import torch
 from scipy.special import gammaincinv, ndtri
 
 from .. import rng
-from ..kernels.fourier import fourier_block, fourier_contract
-from ..kernels.workspace import scratch
+from ..ops.backend import fourier_contract_auto
+from ..ops.fourier import fourier_block
 from .base import FeatureMap
+from .param_cache import Slab
 from .structured import SAMPLINGS, paired_cos_sin, qmc_uniform, standard_normal
 
 __all__ = ["fourier_features", "GaussianRFF", "LaplaceRFF", "MaternRFF"]
@@ -82,62 +82,28 @@ class _Fourier(FeatureMap):
         return fourier_features(X, params)
 
     # -- the hot loop: parameters in one pinned-prefix slab, fused contraction ----------------
-    def _slab(self, device: torch.device, dtype: torch.dtype) -> "_Slab":
-        key = ("slab", device, dtype)
-        slab = self._cache.get(key)
-        if slab is None:
-            rows, h = self._param_shape()
-            other = self._cached_bytes  # budget left by slabs of other devices/dtypes
-            limit = max(0, (self.cache_bytes - other) // (rows * h * dtype.itemsize))
-            slab = self._cache[key] = _Slab(rows, h, limit, dtype, device)
-        return slab
+    def _slab(self, device: torch.device, dtype: torch.dtype) -> Slab:
+        rows, h = self._param_shape()
+        return self._params.slab(rows, h, device, dtype)
 
     def _param_shape(self) -> tuple[int, int]:
         d, h = self._shape()
         return d + (0 if self.paired else 1), h
-
-    def _extend(self, slab: "_Slab", n_blocks: int) -> None:
-        """Draw blocks ``slab.n .. n_blocks−1`` into the slab (as far as the budget allows)."""
-        target = min(n_blocks, slab.limit)
-        if target <= slab.n:
-            return
-        before = slab.nbytes()
-        slab.reserve(target)
-        for j in range(slab.n, target):
-            slab.tensor[:, j * slab.h : (j + 1) * slab.h].copy_(self._draw(j, slab.device))
-        slab.n = target
-        self._cached_bytes += slab.nbytes() - before
 
     def draw(self, block, device=None, dtype=torch.float32):
         """Parameters of one block: a view of the cached prefix, or drawn afresh beyond it."""
         device = torch.device(device or "cpu")
         slab = self._slab(device, dtype)
         if block < slab.limit:
-            self._extend(slab, block + 1)
-            return slab.tensor[:, block * slab.h : (block + 1) * slab.h]
+            self._params.extend(slab, block + 1, self._draw)
+            return slab.view(block, block + 1)
         return self._draw(block, device).to(dtype)
-
-    def n_cached_blocks(self) -> int:
-        return sum(slab.n for slab in self._cache.values())
 
     def _groups(self, device: torch.device, dtype: torch.dtype):
         """``groups(J, k)`` for :func:`fourier_contract`: runs of ``k`` blocks as slab views
         (cached prefix) or regenerated into a scratch buffer (beyond the budget)."""
         slab = self._slab(device, dtype)
-
-        def groups(J: int, k: int):
-            self._extend(slab, J)
-            for j0 in range(0, min(J, slab.n), k):
-                j1 = min(j0 + k, slab.n, J)
-                yield j0, j1, slab.tensor[:, j0 * slab.h : j1 * slab.h]
-            for j0 in range(slab.n, J, k):  # beyond the budget: regenerate
-                j1 = min(j0 + k, J)
-                W = scratch("regenerated", (slab.rows, (j1 - j0) * slab.h), dtype, device)
-                for j in range(j0, j1):
-                    W[:, (j - j0) * slab.h : (j - j0 + 1) * slab.h].copy_(self._draw(j, device))
-                yield j0, j1, W
-
-        return groups
+        return lambda J, k: self._params.groups(slab, J, k, self._draw)
 
     def _fused(self) -> bool:
         """The fused path applies when features are plain Fourier features of ``X`` (a subclass
@@ -145,18 +111,11 @@ class _Fourier(FeatureMap):
         return type(self)._features is _Fourier._features
 
     def contract(self, X, coef, out=None):
-        """``Σ_j ψ_j(X) coef_j``, fused: one GEMM + cos/sin + contraction per cache-sized chunk."""
+        """``Σ_j ψ_j(X) coef_j``, fused: one GEMM + cos/sin + contraction per cache-sized chunk,
+        on the backend :mod:`kernelstream.ops.backend` chooses."""
         if not self._fused():
             return super().contract(X, coef, out)
-        if X.is_cuda and _use_triton() and X.dtype == torch.float32:
-            from ..kernels import triton_fourier
-
-            if triton_fourier.supports(self):  # draws inside the kernel, no W in memory
-                result = triton_fourier.contract(X, coef, self)
-                return result if out is None else out.add_(result)
-        if out is None:
-            out = torch.zeros((X.shape[0], coef.shape[2]), dtype=X.dtype, device=X.device)
-        return fourier_contract(X, coef, self._groups(X.device, X.dtype), self.paired, out)
+        return fourier_contract_auto(X, coef, self, self._groups(X.device, X.dtype), self.paired, out)
 
     def block_features(self, X, block, out=None):
         if not self._fused():
@@ -184,41 +143,13 @@ class _Fourier(FeatureMap):
         return torch.cdist(X, Y, p=p)
 
 
-def _use_triton() -> bool:
-    """Opt-in (``KERNELSTREAM_TRITON=1``) fused Triton kernels on CUDA; the torch path otherwise."""
-    return os.environ.get("KERNELSTREAM_TRITON", "0") == "1"
-
-
-class _Slab:
-    """Parameters of blocks ``0..n−1`` side by side, ``(rows, capacity·h)``, at most ``limit`` blocks."""
-
-    def __init__(self, rows: int, h: int, limit: int, dtype: torch.dtype, device: torch.device):
-        self.rows, self.h, self.limit, self.n = rows, h, limit, 0
-        self.device = device
-        self.tensor = torch.empty((rows, 0), dtype=dtype, device=device)
-
-    def capacity(self) -> int:
-        return self.tensor.shape[1] // self.h
-
-    def nbytes(self) -> int:
-        return self.tensor.numel() * self.tensor.element_size()
-
-    def reserve(self, n_blocks: int) -> None:
-        if n_blocks <= self.capacity():
-            return
-        capacity = min(self.limit, max(n_blocks, 2 * self.capacity()))  # doubling, capped
-        grown = torch.empty((self.rows, capacity * self.h), dtype=self.tensor.dtype, device=self.device)
-        grown[:, : self.n * self.h] = self.tensor[:, : self.n * self.h]
-        self.tensor = grown
-
-
 class GaussianRFF(_Fourier):
     """Gaussian RBF kernel ``exp(−‖x − y‖² / (2σ²))``; frequencies ``ω ~ N(0, σ⁻² I)``."""
 
     name = "rbf"
 
-    def kernel(self, X, Y):
-        return torch.exp(-self._distances(X, Y, 2.0).square() / (2 * self.sigma**2))
+    def kernel_at(self, X, Y, sigma):
+        return torch.exp(-self._distances(X, Y, 2.0).square() / (2 * sigma**2))
 
     def _draw(self, block, device):
         return self._with_phases(self._normal(block, device) / self.sigma, block)  # ω ~ N(0, σ⁻² I)
@@ -231,8 +162,8 @@ class LaplaceRFF(_Fourier):
     distance = "cityblock"
     samplings = ("iid", "sobol", "halton")  # not radial: no orthogonal draws
 
-    def kernel(self, X, Y):
-        return torch.exp(-self._distances(X, Y, 1.0) / self.sigma)
+    def kernel_at(self, X, Y, sigma):
+        return torch.exp(-self._distances(X, Y, 1.0) / sigma)
 
     def _draw(self, block, device):
         if self.sampling == "iid":
@@ -264,8 +195,8 @@ class MaternRFF(_Fourier):
     def extra_params(self):
         return {"nu": self.nu, **super().extra_params()}
 
-    def kernel(self, X, Y):
-        s = math.sqrt(2 * self.nu) * self._distances(X, Y, 2.0) / self.sigma  # √(2ν) ρ/σ
+    def kernel_at(self, X, Y, sigma):
+        s = math.sqrt(2 * self.nu) * self._distances(X, Y, 2.0) / sigma  # √(2ν) ρ/σ
         if self.nu == 0.5:
             return torch.exp(-s)
         if self.nu == 1.5:

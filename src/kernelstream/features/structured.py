@@ -155,8 +155,8 @@ class FastfoodRBF(FeatureMap):
     def block_param_numel(self) -> int:
         return 4 * self._stacks() * self.padded_dim
 
-    def kernel(self, X, Y):
-        return torch.exp(-torch.cdist(X, Y).square() / (2 * self.sigma**2))
+    def kernel_at(self, X, Y, sigma):
+        return torch.exp(-torch.cdist(X, Y).square() / (2 * sigma**2))
 
     def _draw(self, block, device):
         m, p = self._stacks(), self.padded_dim

@@ -27,8 +27,8 @@ from typing import Callable, Iterable
 import torch
 
 from ..expansion import Expansion
-from ..kernels.precond import precond_direction
-from ..kernels.workspace import scratch
+from ..ops.precond import precond_direction
+from ..ops.workspace import scratch
 from ..losses import Loss
 
 __all__ = ["DSGConfig", "dsg_step", "run_dsg"]
@@ -63,7 +63,7 @@ def block_direction(Psi: torch.Tensor, G: torch.Tensor, config: DSGConfig) -> to
     With fewer rows than features (``b < r``) the same direction is computed in the ``b × b``
     form ``Ψᵀ (ΨΨᵀ/b + εI)⁻¹ G / b`` (push-through identity): ``O(b²r + b³)`` instead of
     ``O(br² + r³)``. Gram matrices go to reusable buffers; the solve is float64; on CPU the Gram
-    is a BLAS SYRK and the factor LAPACK in place (:mod:`kernelstream.kernels.precond`).
+    is a BLAS SYRK and the factor LAPACK in place (:mod:`kernelstream.ops.precond`).
     """
     if not config.precondition:
         return Psi.T @ G / Psi.shape[0]  # (r, C)

@@ -3,11 +3,14 @@
 ``log p(z) = −½ zᵀ(aK_σ + s²I)⁻¹z − ½ log|aK_σ + s²I| − n/2 log 2π`` over the bandwidth σ, the
 amplitude ``a`` and the noise variance ``s²`` (log-parametrised, L-BFGS, float64). Used by GoGP
 on its warm-start portion: O(n³) once, with ``n`` capped by the caller.
+
+The kernel is a pure function of the bandwidth, ``(X, Y, σ) ↦ k_σ(X, Y)``, such as a feature
+map's :meth:`~kernelstream.features.FeatureMap.kernel_at`: nothing is copied or changed while σ
+moves, and the caller builds its map once with the fitted σ.
 """
 
 from __future__ import annotations
 
-import copy
 import math
 from dataclasses import dataclass
 from typing import Callable
@@ -15,22 +18,10 @@ from typing import Callable
 import torch
 
 __all__ = ["GPHyperparameters", "fit_gp_hyperparameters", "fit_gp_hyperparameters_coarse_to_fine",
-           "kernel_of_sigma",
            "neg_log_marginal_likelihood"]
 
-#: kernel(sigma, A, B) -> (n, m) with ``sigma`` a 0-d tensor (autograd flows through it)
+#: kernel(X, Y, sigma) -> (n, m) with ``sigma`` a 0-d tensor (autograd flows through it)
 KernelOfSigma = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
-
-
-def kernel_of_sigma(feature_map) -> KernelOfSigma:
-    """``(σ, A, B) ↦ k_σ(A, B)`` with autograd through σ, on a copy of the feature map."""
-    fm = copy.copy(feature_map)
-
-    def kernel(sigma, A, B):
-        fm.sigma = sigma
-        return fm.kernel(A, B)
-
-    return kernel
 
 
 @dataclass
@@ -79,7 +70,7 @@ def fit_gp_hyperparameters(kernel: KernelOfSigma, X: torch.Tensor, z: torch.Tens
         def objective():
             p = base + mask * (params - base)  # frozen entries stay at their start
             sigma, amp, noise = torch.exp(p[0]), torch.exp(p[1]), torch.exp(p[2]) + 1e-8
-            return neg_log_marginal_likelihood(kernel(sigma, X, X), z, amp, noise) / len(z)
+            return neg_log_marginal_likelihood(kernel(X, X, sigma), z, amp, noise) / len(z)
 
         optimizer = torch.optim.LBFGS([params], max_iter=max_iter, line_search_fn="strong_wolfe")
 

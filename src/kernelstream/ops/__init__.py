@@ -1,4 +1,5 @@
-"""Hot-loop kernels: fused evaluation of random-feature expansions.
+"""Low-level ops of the hot loops (BLAS, LAPACK, Triton); the kernels themselves, as feature
+maps, live in :mod:`kernelstream.features`.
 
 - :mod:`.workspace`: reusable scratch buffers (fresh memory costs page faults in hot loops);
 - :mod:`.fourier`: ``Σ_j ψ_j(X) c_j`` for Fourier blocks in cache-sized chunks, in torch ops
@@ -6,7 +7,9 @@
 - :mod:`.precond`: the block preconditioner's solve, ``(ΨᵀΨ/b + εI)⁻¹ΨᵀG/b`` (SYRK Gram and
   in-place LAPACK Cholesky on CPU, torch ops elsewhere);
 - :mod:`.triton_fourier`: the same contraction and the new block's gradient as fused Triton
-  kernels that draw the block parameters inside the kernel (imported only when needed).
+  kernels that draw the block parameters inside the kernel (imported only when needed);
+- :mod:`.backend`: the one place that picks the torch or the Triton path
+  (``KERNELSTREAM_TRITON=1`` opts in to Triton on CUDA).
 """
 
 from .fourier import fourier_block, fourier_contract
