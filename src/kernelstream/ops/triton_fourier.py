@@ -79,6 +79,20 @@ def _frequencies(k_offs, f_offs, d, h, inv_sigma, block_lo, block_hi, k0, k1):
 
 
 @triton.jit
+def _project(x_ptr, rows, row_ok, f_offs, d, h, inv_sigma, block_lo, block_hi, k0, k1,
+             BLOCK_M: tl.constexpr, BLOCK_H: tl.constexpr, BLOCK_K: tl.constexpr):
+    """``Z = X_rows W[:, f_offs]`` in float32, the block's frequencies regenerated in place."""
+    z = tl.zeros((BLOCK_M, BLOCK_H), dtype=tl.float32)
+    for k0_ in range(0, d, BLOCK_K):
+        k_offs = k0_ + tl.arange(0, BLOCK_K)
+        x = tl.load(x_ptr + rows[:, None] * d + k_offs[None, :],
+                    mask=row_ok[:, None] & (k_offs[None, :] < d), other=0.0)
+        w = _frequencies(k_offs, f_offs, d, h, inv_sigma, block_lo, block_hi, k0, k1)
+        z += tl.dot(x, w, input_precision="ieee")
+    return z
+
+
+@triton.jit
 def _contract_kernel(x_ptr, coef_ptr, out_ptr, n, d, h, n_blocks, inv_sigma, scale, k0, k1,
                      C: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_H: tl.constexpr,
                      BLOCK_K: tl.constexpr):
@@ -92,13 +106,8 @@ def _contract_kernel(x_ptr, coef_ptr, out_ptr, n, d, h, n_blocks, inv_sigma, sca
         block_hi = tl.cast(0, tl.uint32)
         for f0 in range(0, h, BLOCK_H):
             f_offs = f0 + tl.arange(0, BLOCK_H)
-            z = tl.zeros((BLOCK_M, BLOCK_H), dtype=tl.float32)
-            for k0_ in range(0, d, BLOCK_K):
-                k_offs = k0_ + tl.arange(0, BLOCK_K)
-                x = tl.load(x_ptr + rows[:, None] * d + k_offs[None, :],
-                            mask=row_ok[:, None] & (k_offs[None, :] < d), other=0.0)
-                w = _frequencies(k_offs, f_offs, d, h, inv_sigma, block_lo, block_hi, k0, k1)
-                z += tl.dot(x, w, input_precision="ieee")  # Z = X W_j, (BLOCK_M, BLOCK_H)
+            z = _project(x_ptr, rows, row_ok, f_offs, d, h, inv_sigma, block_lo, block_hi, k0, k1,
+                         BLOCK_M, BLOCK_H, BLOCK_K)  # Z = X W_j, (BLOCK_M, BLOCK_H)
             f_ok = f_offs < h
             base = coef_ptr + j * r * C
             c_cos = tl.load(base + f_offs[:, None] * C + c_offs[None, :], mask=f_ok[:, None], other=0.0)
@@ -120,13 +129,8 @@ def _gradient_kernel(x_ptr, g_ptr, out_ptr, n, d, h, inv_sigma, scale, block_lo,
     for m0 in range(0, n, BLOCK_M):
         rows = m0 + tl.arange(0, BLOCK_M)
         row_ok = rows < n
-        z = tl.zeros((BLOCK_M, BLOCK_H), dtype=tl.float32)
-        for k0_ in range(0, d, BLOCK_K):
-            k_offs = k0_ + tl.arange(0, BLOCK_K)
-            x = tl.load(x_ptr + rows[:, None] * d + k_offs[None, :],
-                        mask=row_ok[:, None] & (k_offs[None, :] < d), other=0.0)
-            w = _frequencies(k_offs, f_offs, d, h, inv_sigma, block_lo, block_hi, k0, k1)
-            z += tl.dot(x, w, input_precision="ieee")
+        z = _project(x_ptr, rows, row_ok, f_offs, d, h, inv_sigma, block_lo, block_hi, k0, k1,
+                     BLOCK_M, BLOCK_H, BLOCK_K)  # Z = X W, (BLOCK_M, BLOCK_H)
         g = tl.load(g_ptr + rows[:, None] * C + c_offs[None, :], mask=row_ok[:, None], other=0.0)
         g_cos += tl.dot(tl.trans(tl.cos(z)), g, input_precision="ieee")  # cos(Z)ᵀ G
         g_sin += tl.dot(tl.trans(tl.sin(z)), g, input_precision="ieee")  # sin(Z)ᵀ G
