@@ -250,14 +250,20 @@ def chunk_update(w: torch.Tensor, T: torch.Tensor, B: torch.Tensor, alphas: torc
         beta = _sequential_betas(C, rhs, row_alpha, step_of_row, K, loss)
     final = torch.exp(log_P[:, -1:] - own) * beta                              # β_r P_K / P_k(r)
     if weights is not None:
-        # Σ_k c_k w_k = (Σ_k c_k P_k) w_0 + Σ_r β_r (Σ_{k ≥ k(r)} c_k P_k / P_k(r)) d_r
-        later = log_P.unsqueeze(1) - log_P.unsqueeze(2)                        # [g, j, k] log P_k/P_j
-        upper = torch.ones(K, K, dtype=torch.bool, device=w.device).triu()
-        ratio = torch.exp(later.masked_fill(~upper, float("-inf")))            # P_k/P_j for k ≥ j
-        tail = (ratio.to(w.dtype) @ weights.unsqueeze(2)).squeeze(2)           # (G, K)
-        iterate_sum += (weights * torch.exp(log_P)).sum(1, keepdim=True) * w
-        iterate_sum += ((beta * tail[:, step_of_row]) @ T) @ B
+        _add_iterate_sum(iterate_sum, w, weights, log_P, beta, step_of_row, T, B)
     return torch.exp(log_P[:, -1:]) * w + (final @ T) @ B
+
+
+def _add_iterate_sum(iterate_sum, w, weights, log_P, beta, step_of_row, T, B) -> None:
+    """``Σ_k c_k w_k = (Σ_k c_k P_k) w_0 + Σ_r β_r (Σ_{k ≥ k(r)} c_k P_k / P_k(r)) d_r``, added
+    to ``iterate_sum`` in place (``beta`` is ``(G, R)``)."""
+    K = log_P.shape[1]
+    later = log_P.unsqueeze(1) - log_P.unsqueeze(2)                            # [g, j, k] log P_k/P_j
+    upper = torch.ones(K, K, dtype=torch.bool, device=w.device).triu()
+    ratio = torch.exp(later.masked_fill(~upper, float("-inf")))                # P_k/P_j for k ≥ j
+    tail = (ratio.to(w.dtype) @ weights.unsqueeze(2)).squeeze(2)               # (G, K)
+    iterate_sum += (weights * torch.exp(log_P)).sum(1, keepdim=True) * w
+    iterate_sum += ((beta * tail[:, step_of_row]) @ T) @ B
 
 
 def _compose_affine(w, dirs, alphas, rho, per_step, step_of_row, weights=None, iterate_sum=None
