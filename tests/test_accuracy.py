@@ -9,7 +9,7 @@ import pytest
 from kernelstream import DSGClassifier, DSGRegressor
 from kernelstream.datasets import synthetic_regression
 from kernelstream.features import median_distance, sigma_to_gamma
-from conftest import shared_dataset
+from support import shared_dataset
 
 pytestmark = pytest.mark.slow
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from kernelstream import DSGClassifier
-from conftest import shared_dataset
+from support import shared_dataset
 
 N_TRAIN = 16384
 

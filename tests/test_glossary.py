@@ -6,8 +6,9 @@ from pathlib import Path
 import pytest
 
 import kernelstream.estimators as estimators
+from support import ROOT
 
-README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+README = (ROOT / "README.md").read_text()
 
 
 def _glossary() -> set[str]:

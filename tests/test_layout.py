@@ -10,7 +10,7 @@ import torch
 from kernelstream.features import make_feature_map
 from kernelstream.ops import backend
 
-SRC = pathlib.Path(__file__).resolve().parents[1] / "src" / "kernelstream"
+from support import SRC  # noqa: E402
 
 
 def test_ops_package_replaces_kernels():

@@ -9,7 +9,7 @@ import torch
 from scipy import stats
 
 from kernelstream import rng
-from conftest import cuda_mark
+from support import cuda_mark
 
 # Random123 known-answer vectors for Philox-4x32-10: (counter, key) -> output.
 KAT = [

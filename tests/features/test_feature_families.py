@@ -10,7 +10,7 @@ import torch
 
 from kernelstream.features import KERNELS, make_feature_map
 from kernelstream.features.structured import fwht
-from conftest import DEVICES
+from support import DEVICES
 
 # (kernel, kernel_params, data, sigma): "normal" rows N(0, I_8), "unit" the same rows normalised,
 # "hist" Dirichlet(1) histograms.

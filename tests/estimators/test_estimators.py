@@ -11,7 +11,7 @@ from sklearn.linear_model import Ridge
 from kernelstream import DSGClassifier, DSGRegressor, RandomFeatures
 from kernelstream.datasets import synthetic_regression
 from kernelstream.features import make_feature_map
-from conftest import DEVICES
+from support import DEVICES
 
 FAST = dict(batch_size=128, block_size=128, random_state=0)
 # the synthetic target has rings of width ~2: the paper uses 0.1 x the median distance

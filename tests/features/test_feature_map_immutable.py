@@ -17,7 +17,7 @@ from kernelstream.features import (KERNELS, build_feature_map, make_feature_map,
                                    resolve_bandwidth)
 from kernelstream.solvers.gp_evidence import fit_gp_hyperparameters
 
-SRC = pathlib.Path(__file__).resolve().parents[1] / "src" / "kernelstream"
+from support import SRC  # noqa: E402
 SIGMA = 1.7
 NON_NEGATIVE = {name for name, (cls, _) in KERNELS.items() if cls.non_negative}
 

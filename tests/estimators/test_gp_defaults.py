@@ -10,7 +10,7 @@ from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 from sklearn.model_selection import train_test_split
 
 import kernelstream.estimators.gp as gp_module
-from conftest import shared_dataset
+from support import shared_dataset
 from kernelstream import DSGGaussianProcessRegressor
 
 SMALL = dict(block_size=256, n_steps=32, random_state=0)

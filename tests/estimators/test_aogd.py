@@ -9,7 +9,7 @@ from kernelstream import AOGDClassifier
 from kernelstream.solvers.pairwise import (PairwiseState, aogd_chunk, chunk_update,
                                            pair_directions, pairwise_loss_derivative)
 
-from conftest import shared_dataset
+from support import shared_dataset
 
 SMALL = dict(n_components=64, random_state=0)
 

@@ -15,7 +15,7 @@ from kernelstream.features import make_feature_map
 from kernelstream.solvers.gogp import GoGPKernelState
 from kernelstream.solvers.gogp_rf import GoGPFeatureState
 
-from conftest import shared_dataset
+from support import shared_dataset
 
 @pytest.fixture(scope="module")
 def synthetic():

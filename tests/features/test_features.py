@@ -6,7 +6,7 @@ import torch
 
 from kernelstream.features import (KERNELS, GaussianRFF, gamma_to_sigma, make_feature_map,
                                    median_distance, register_kernel, resolve_sigma, sigma_to_gamma)
-from conftest import DEVICES
+from support import DEVICES
 
 FAMILIES = [("rbf", {}), ("laplace", {}), ("matern", {"nu": 0.5}), ("matern", {"nu": 1.5}),
             ("matern", {"nu": 2.5})]
