@@ -60,10 +60,10 @@ from benchmarks.common.machine import machine_line
 from benchmarks.common.report import command_line, write_report
 from benchmarks.common.timing import Stopwatch, threads
 from kernelstream import AOGDClassifier
-from kernelstream.estimators.aogd import bernoulli_coins
 from kernelstream.features import build_feature_map
-from kernelstream.solvers.pairwise import (PairwiseState, ReservoirBuffers, aogd_chunk, chunk_update,
-                                          pair_directions, reservoir_chunk)
+from kernelstream.solvers.pairwise import (PairwiseState, ReservoirBuffers, aogd_chunk,
+                                          bernoulli_coins, chunk_update, pair_directions,
+                                          reservoir_chunk)
 
 ETAS = 2.0 ** np.arange(-8, 0)
 LAMBDAS = 10.0 ** np.arange(-8, 0)

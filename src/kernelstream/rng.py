@@ -195,3 +195,11 @@ def chi_square(shape, dof: int, seed: int, block: int, stream: int, device=None)
         raise ValueError(f"dof must be a positive integer; got {dof!r}.")
     z = normal((int(dof), *shape), seed, block, stream, device)
     return (z * z).sum(dim=0)
+
+
+def draw_seed(random_state) -> int:
+    """The seed of an estimator's feature blocks (and every other draw), from its
+    ``random_state`` (None, an int or a ``RandomState``), in ``[0, 2^63 − 1)``."""
+    from sklearn.utils import check_random_state
+
+    return int(check_random_state(random_state).randint(0, 2**63 - 1, dtype=np.int64))

@@ -28,6 +28,7 @@ from ..features.additive import check_non_negative
 from ..schedules import make_schedule
 from ..solvers import DSGConfig, dsg_step
 from .._state import EstimatorState
+from ..rng import draw_seed
 from ._progress import StreamProgress, progress_bar
 from ._rollback import unchanged_on_error
 
@@ -162,7 +163,7 @@ class DSGBase(EstimatorState, BaseEstimator):
 
     def _start(self, X, y, rng: np.random.RandomState) -> Expansion:
         """Seed, device, target scaling and an empty expansion from the first rows ``(X, y)``."""
-        self.seed_ = int(rng.randint(0, 2**63 - 1, dtype=np.int64))
+        self.seed_ = draw_seed(rng)
         self.device_ = resolve_device(self.device)
         if y is not None:
             self._fit_target_scaling(y)

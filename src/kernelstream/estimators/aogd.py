@@ -11,32 +11,20 @@ from sklearn.metrics import roc_auc_score
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d, validate_data
 
-from .. import rng
 from .._device import resolve_device, to_numpy, to_tensor
 from .._threads import respects_n_jobs
 from .._validation import Integral, Interval, Real, StrOptions, check_magnitude
 from ..features import build_feature_map
 from ..schedules import SCHEDULES, make_schedule
-from ..solvers.pairwise import PAIRWISE_LOSSES, PairwiseState, aogd_chunk
+from ..solvers.pairwise import PAIRWISE_LOSSES, PairwiseState, aogd_chunk, bernoulli_coins
 from .._state import EstimatorState, feature_map_from_config
+from ..rng import draw_seed
 from ._base import assign_parameters
 from ._labels import fit_or_check_labels
 from ._progress import StreamProgress, progress_bar
 from ._rollback import unchanged_on_error
 
 __all__ = ["AOGDClassifier"]
-
-#: Philox block of the Bernoulli(p) coins (far above any feature block index)
-_COIN_BLOCK = 2**48
-
-
-def bernoulli_coins(seed: int, start: int, n: int, p: float, device=None) -> torch.Tensor:
-    """Coins of examples ``start .. start + n − 1``: a pure function of ``(seed, t)``, so a stream
-    gives the same coins however it is cut into chunks."""
-    lead = start % 4  # Philox returns words four at a time
-    bits = rng.random_bits(n + lead, seed, _COIN_BLOCK, rng.Stream.AUX, device, start - lead)[lead:]
-    return (bits.to(torch.float64) + 0.5) * 2.0**-32 < p
-
 
 class AOGDClassifier(EstimatorState, ClassifierMixin, BaseEstimator):
     """Online AUC maximisation on random Fourier features (AOGD, Algorithm 1).
@@ -261,7 +249,7 @@ class AOGDClassifier(EstimatorState, ClassifierMixin, BaseEstimator):
     # -- steps ---------------------------------------------------------------------------
     def _start(self, X, random) -> None:
         """Seed, device, feature map and an empty state."""
-        seed = int(random.randint(0, 2**63 - 1, dtype=np.int64))
+        seed = draw_seed(random)
         fm = None  # the linear kernel: no map (an unknown kernel fails here, before any state)
         if self.kernel != "linear":
             fm = build_feature_map(self.kernel, X, sigma=self.sigma, sigma_scale=self.sigma_scale,

@@ -23,6 +23,7 @@ from ..solvers.gogp import GoGPKernelState
 from ..solvers.gogp_rf import GoGPFeatureState
 from ..solvers.gp_evidence import fit_gp_hyperparameters
 from .._state import EstimatorState, feature_map_from_config
+from ..rng import draw_seed
 from ._base import assign_parameters
 from ._progress import StreamProgress, progress_bar
 from ._rollback import unchanged_on_error
@@ -249,7 +250,7 @@ class GoGPRegressor(EstimatorState, RegressorMixin, BaseEstimator):
     def _initialise(self, X, y, n_sample, n_total, rng) -> None:
         """Hyper-parameters from the first ``n_sample`` rows, the feature map and the state."""
         self.device_ = self._resolve_device()
-        self.seed_ = int(rng.randint(0, 2**63 - 1, dtype=np.int64))
+        self.seed_ = draw_seed(rng)
         rows = slice(0, max(1, min(n_sample, MAX_EVIDENCE_POINTS)))
         if n_sample < 2:  # too few points for an evidence fit: use the first ones available
             rows = slice(0, min(X.shape[0], MAX_EVIDENCE_POINTS))

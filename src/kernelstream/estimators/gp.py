@@ -23,6 +23,7 @@ from ..solvers.gp_evidence import fit_gp_hyperparameters_coarse_to_fine
 from ..solvers.gp_variance import (LandmarkVariance, dual_fit_bytes, landmark_bytes,
                                    operator_bytes, targets_bytes)
 from .._state import EstimatorState
+from ..rng import draw_seed
 from ._base import assign_parameters
 from ._rollback import unchanged_on_error
 
@@ -322,7 +323,7 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
     def _fit(self, X, y, X_variance) -> None:
         self.device_ = resolve_device(self.device)
         rng = check_random_state(self.random_state)
-        self.seed_ = int(rng.randint(0, 2**63 - 1, dtype=np.int64))
+        self.seed_ = draw_seed(rng)
         self._y_1d = y.ndim == 1
         Y = y.reshape(len(y), -1)
         self.n_outputs_ = Y.shape[1]

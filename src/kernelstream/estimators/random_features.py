@@ -8,7 +8,6 @@ from typing import Iterator
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._device import resolve_device, to_numpy, to_tensor
@@ -17,6 +16,7 @@ from .._validation import Integral, Interval, Real, StrOptions
 from ..features import FeatureMap, build_feature_map, kernel_class, make_feature_map
 from ..features.additive import check_non_negative
 from .._state import EstimatorState, feature_map_from_config
+from ..rng import draw_seed
 from ._base import assign_parameters
 
 __all__ = ["RandomFeatures"]
@@ -109,7 +109,7 @@ class RandomFeatures(EstimatorState, ClassNamePrefixFeaturesOutMixin, Transforme
         kernel_class(self.kernel)  # an unknown name fails here, with the registered names
         X = self._check_input(validate_data(self, X, accept_sparse="csr",
                                             dtype=[np.float64, np.float32]))
-        seed = int(check_random_state(self.random_state).randint(0, 2**63 - 1, dtype=np.int64))
+        seed = draw_seed(self.random_state)
         block_size = self.block_size or self.n_components
         with self._explain_block_size(block_size):
             feature_map = build_feature_map(self.kernel, X, sigma=self.sigma,

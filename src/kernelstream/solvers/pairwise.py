@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from .. import rng
 from .._state import SolverState
 
 from ..losses import get_loss
@@ -56,6 +57,19 @@ def pairwise_loss_derivative(name: str, u: torch.Tensor) -> torch.Tensor:
 def pairwise_loss_value(name: str, u: torch.Tensor) -> torch.Tensor:
     base, factor = PAIRWISE_LOSSES[name]
     return factor * get_loss(base).value(u, torch.ones_like(u))
+
+
+#: Philox block of the Bernoulli(p) coins (far above any feature block index)
+_COIN_BLOCK = 2**48
+
+
+def bernoulli_coins(seed: int, start: int, n: int, p: float, device=None) -> torch.Tensor:
+    """Coins of examples ``start .. start + n − 1``: a pure function of ``(seed, t)``, so a stream
+    gives the same coins however it is cut into chunks."""
+    lead = start % 4  # Philox returns words four at a time
+    bits = rng.random_bits(n + lead, seed, _COIN_BLOCK, rng.Stream.AUX, device, start - lead)[lead:]
+    return (bits.to(torch.float64) + 0.5) * 2.0**-32 < p
+
 
 
 @dataclass
