@@ -16,12 +16,13 @@ from .._device import resolve_device, resolve_dtype, to_tensor
 from .._validation import Integral, Interval, Real, StrOptions, check_magnitude
 from ..expansion import Expansion
 from ..features import build_feature_map, make_feature_map, resolve_bandwidth
-from ..solvers.gp_dual import (kernel_diagonal, kernel_in_chunks, nystrom_factors,
+from ..solvers.gp_dual import (kernel_in_chunks, nystrom_factors,
                                nystrom_preconditioner, posterior_from_duals, safe_step_size,
                                solve_dual)
 from ..solvers.gp_evidence import fit_gp_hyperparameters_coarse_to_fine
-from ..solvers.gp_variance import (LandmarkVariance, dual_fit_bytes, landmark_bytes,
-                                   operator_bytes, targets_bytes)
+from ..solvers.gp_variance import (LandmarkVariance, OperatorVariance, dual_fit_bytes,
+                                   landmark_bytes, operator_bytes, targets_bytes,
+                                   targets_variance)
 from .._state import EstimatorState
 from ..rng import draw_seed
 from ._base import assign_parameters
@@ -32,7 +33,7 @@ __all__ = ["DSGGaussianProcessRegressor"]
 #: route (a) keeps the posterior covariance of the test points for sample_y up to this many
 MAX_COVARIANCE_POINTS = 4096
 #: fitted state without a trailing underscore, cleared by a refit
-_PRIVATE_STATE = ("_y_1d", "_row_index", "_cov", "_operator_cholesky", "_operator_noise",
+_PRIVATE_STATE = ("_y_1d", "_row_index", "_cov", "_operator_variance",
                   "_landmark_variance")
 #: fraction of the available memory a fit or a covariance may plan to use
 MEMORY_FRACTION = 0.8
@@ -203,7 +204,7 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
                          "amplitude_", "_noise_z", "n_outputs_", "_y_1d", "y_offset_", "y_scale_",
                          "variance_method_", "expansion_", "n_components_", "n_iter_", "eta0_",
                          "n_step_halvings_", "residual_norms_", "X_variance_", "variance_", "_cov",
-                         "operator_blocks_", "_operator_cholesky", "_operator_noise",
+                         "operator_blocks_", "_operator_variance",
                          "_landmark_variance")
 
     _parameter_constraints = {
@@ -447,39 +448,21 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
                         advice)
 
     def _set_targets_variance(self, Xt, Xv, X_variance, K_star, var_duals, post, s2) -> None:
-        """``v̂_j = k**_j − 2 k̂*_jᵀā_j + ā_jᵀK̂ā_j + s²‖ā_j‖²`` and, for ``return_cov`` and
-        ``sample_y``, the covariance ``k(x*_i, x*_j) − (k*_iᵀā_j + k*_jᵀā_i)/2`` with ``v̂`` on
-        its diagonal, projected on the PSD cone (its diagonal may then differ slightly from
-        ``v̂``, which ``return_std`` reports)."""
-        prior = kernel_diagonal(self.feature_map_, Xv)
-        var = prior - 2 * post.cross + post.quadratic + s2 * var_duals.square().sum(0)
+        """Route (a): the variance (and covariance) at the ``X_variance`` rows
+        (:func:`~kernelstream.solvers.gp_variance.targets_variance`)."""
+        var, cov = targets_variance(self.feature_map_, Xv, K_star, var_duals, post.cross,
+                                    post.quadratic, s2, MAX_COVARIANCE_POINTS)
         self.X_variance_ = X_variance
-        self.variance_ = np.maximum(var.to(torch.float64).cpu().numpy(), 0.0)
+        self.variance_ = var.cpu().numpy()
         _check_finite(self.variance_, "variance")
         self._row_index = {row.tobytes(): i for i, row in enumerate(X_variance)}
-        self._cov = None
-        if Xv.shape[0] <= MAX_COVARIANCE_POINTS:
-            cross = (K_star.T @ var_duals).to(torch.float64)
-            cov = kernel_in_chunks(self.feature_map_, Xv, Xv).to(torch.float64) - (cross + cross.T) / 2
-            cov.diagonal().copy_(torch.as_tensor(self.variance_))
-            vals, vecs = torch.linalg.eigh(cov)  # nearest PSD matrix: clip negative eigenvalues
-            self._cov = ((vecs * vals.clamp(min=0)) @ vecs.T).cpu().numpy()
+        self._cov = None if cov is None else cov.cpu().numpy()
 
     def _set_operator(self, Xt, s2) -> None:
-        """Route (b): ``L = chol(ΦᵀΦ + s²I)`` over the first ``J`` blocks, ``Φ`` scaled so that
-        ``ΦΦᵀ ≈ K``; ``ΦᵀΦ`` is summed over row chunks in float64."""
-        fm = self.feature_map_
-        J = max(1, self.n_components // fm.block_size)
-        D = J * fm.block_size
-        gram = torch.zeros((D, D), dtype=torch.float64, device=self.device_)
-        rows = max(1, 2**24 // D)
-        for i in range(0, Xt.shape[0], rows):
-            Phi = fm.transform(Xt[i:i + rows], J).to(torch.float64)
-            gram.addmm_(Phi.T, Phi)
-        gram.diagonal().add_(s2)
-        self.operator_blocks_ = J
-        self._operator_cholesky = torch.linalg.cholesky(gram).contiguous()  # one layout, saved or not
-        self._operator_noise = s2
+        """Route (b) over the first ``n_components // block_size`` blocks."""
+        n_blocks = max(1, self.n_components // self.feature_map_.block_size)
+        self._operator_variance = OperatorVariance.fit(self.feature_map_, Xt, n_blocks, s2)
+        self.operator_blocks_ = n_blocks
 
     # -- variance -------------------------------------------------------------------------
     def _covariance(self, X, Xt, *, diagonal: bool) -> np.ndarray:
@@ -489,11 +472,10 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
                             f"return_cov on {X.shape[0]} points", "ask for return_std, or "
                             "predict the covariance on fewer points per call")
         route = self.variance_method_
-        if route == "operator":
-            cov = self._operator_covariance(Xt, diagonal)
-        elif route == "landmarks":
-            lv, fm = self._landmark_variance, self.feature_map_
-            cov = (lv.variance(fm, Xt) if diagonal else lv.covariance(fm, Xt)).cpu().numpy()
+        if route in ("operator", "landmarks"):
+            fm = self.feature_map_
+            solver = self._operator_variance if route == "operator" else self._landmark_variance
+            cov = (solver.variance(fm, Xt) if diagonal else solver.covariance(fm, Xt)).cpu().numpy()
         else:
             cov = self._targets_covariance(X, diagonal)
         _check_finite(cov, "variance")
@@ -517,32 +499,12 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
                              "X_variance points; ask for return_std instead.")
         return self._cov[np.ix_(rows, rows)].copy()
 
-    def _operator_covariance(self, Xt, diagonal: bool) -> np.ndarray:
-        """Route (b); the diagonal in chunks of ``2^24/D`` rows (memory ``8·2^24`` bytes)."""
-        if not diagonal:
-            return self._operator_block(Xt, False)
-        rows = max(1, 2**24 // self._operator_cholesky.shape[0])
-        return np.concatenate([self._operator_block(Xt[i:i + rows], True)
-                               for i in range(0, Xt.shape[0], rows)])
-
-    def _operator_block(self, Xt, diagonal: bool) -> np.ndarray:
-        """``s² ψᵀ(ΦᵀΦ + s²I)⁻¹ψ'`` plus, on the diagonal, the prior variance the features miss,
-        ``k(x, x) − ψᵀψ`` (zero for paired Fourier features). PSD by construction."""
-        fm = self.feature_map_
-        Phi = fm.transform(Xt, self.operator_blocks_).to(torch.float64)
-        Z = torch.linalg.solve_triangular(self._operator_cholesky, Phi.T, upper=False)
-        missed = (kernel_diagonal(fm, Xt).to(torch.float64) - Phi.square().sum(1)).clamp(min=0)
-        if diagonal:
-            cov = missed + self._operator_noise * Z.square().sum(0)
-        else:
-            cov = self._operator_noise * Z.T @ Z + torch.diag(missed)
-        return cov.cpu().numpy()
-
     # -- state ----------------------------------------------------------------------------
     def _state_builders(self, device) -> dict:
         own = lambda value: torch.as_tensor(value).clone().to(device)  # noqa: E731
         return {"expansion_": lambda state: Expansion.from_state_dict(state, device),
-                "_operator_cholesky": own,
+                "_operator_variance": lambda state: OperatorVariance(
+                    own(state["cholesky"]), float(state["noise"]), int(state["n_blocks"])),
                 "_landmark_variance": lambda state: LandmarkVariance(
                     own(state["landmarks"]), own(state["kmm_cholesky"]),
                     own(state["inner_cholesky"]), float(state["noise"]))}

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 import torch
 
 from ..features.base import FeatureMap
-from .gp_dual import NystromFactors, kernel_diagonal
+from .gp_dual import NystromFactors, kernel_diagonal, kernel_in_chunks
 
-__all__ = ["LandmarkVariance", "dual_fit_bytes", "operator_bytes", "landmark_bytes",
-           "targets_bytes"]
+__all__ = ["LandmarkVariance", "OperatorVariance", "targets_variance", "dual_fit_bytes",
+           "operator_bytes", "landmark_bytes", "targets_bytes"]
 
 _CHUNK_ELEMENTS = 2**22  # test rows × landmarks per chunk
 
@@ -68,6 +68,67 @@ class LandmarkVariance:
         """``k(X, X) − BᵀB + s² CᵀC``, ``(n, n)``: PSD (a Schur complement plus a Gram)."""
         b, c = self._projections(fm, X)
         return fm.kernel(X, X) - b.T @ b + self.noise * (c.T @ c)
+
+
+@dataclass
+class OperatorVariance:
+    """Route (b): ``v(x, x') = s² ψᵀ(ΦᵀΦ + s²I)⁻¹ψ'`` over the first ``n_blocks`` blocks, plus
+    on the diagonal the prior variance the features miss, ``k(x, x) − ψᵀψ``. PSD by
+    construction; ``8·D²`` bytes kept."""
+
+    cholesky: torch.Tensor  # L = chol(ΦᵀΦ + s²I), (D, D) float64
+    noise: float
+    n_blocks: int
+
+    @classmethod
+    def fit(cls, fm: FeatureMap, X: torch.Tensor, n_blocks: int, noise: float) -> "OperatorVariance":
+        """``ΦᵀΦ`` summed over row chunks in float64 (``Φ`` scaled so that ``ΦΦᵀ ≈ K``)."""
+        D = n_blocks * fm.block_size
+        gram = torch.zeros((D, D), dtype=torch.float64, device=X.device)
+        rows = max(1, 2**24 // D)
+        for i in range(0, X.shape[0], rows):
+            Phi = fm.transform(X[i:i + rows], n_blocks).to(torch.float64)
+            gram.addmm_(Phi.T, Phi)
+        gram.diagonal().add_(noise)
+        return cls(torch.linalg.cholesky(gram).contiguous(), float(noise), int(n_blocks))
+
+    def state_dict(self) -> dict:
+        return {"cholesky": self.cholesky, "noise": self.noise, "n_blocks": self.n_blocks}
+
+    def _block(self, fm: FeatureMap, X: torch.Tensor, diagonal: bool) -> torch.Tensor:
+        Phi = fm.transform(X, self.n_blocks).to(torch.float64)
+        Z = torch.linalg.solve_triangular(self.cholesky, Phi.T, upper=False)  # L⁻¹Φᵀ
+        missed = (kernel_diagonal(fm, X).to(torch.float64) - Phi.square().sum(1)).clamp(min=0)
+        if diagonal:
+            return missed + self.noise * Z.square().sum(0)
+        return self.noise * Z.T @ Z + torch.diag(missed)
+
+    def variance(self, fm: FeatureMap, X: torch.Tensor) -> torch.Tensor:
+        """The diagonal, in chunks of ``2^24/D`` rows (``8·2^24`` bytes)."""
+        rows = max(1, 2**24 // self.cholesky.shape[0])
+        return torch.cat([self._block(fm, X[i:i + rows], True) for i in range(0, X.shape[0], rows)])
+
+    def covariance(self, fm: FeatureMap, X: torch.Tensor) -> torch.Tensor:
+        return self._block(fm, X, False)
+
+
+def targets_variance(fm: FeatureMap, Xv: torch.Tensor, K_star: torch.Tensor, duals: torch.Tensor,
+                     cross: torch.Tensor, quadratic: torch.Tensor, noise: float,
+                     max_covariance: int) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Route (a) at the test points ``Xv``: ``v̂_j = k**_j − 2 k̂*_jᵀā_j + ā_jᵀK̂ā_j + s²‖ā_j‖²``
+    and, for at most ``max_covariance`` points, the covariance
+    ``k(x*_i, x*_j) − (k*_iᵀā_j + k*_jᵀā_i)/2`` with ``v̂`` on its diagonal, projected on the
+    PSD cone (its diagonal may then differ slightly from ``v̂``). float64."""
+    prior = kernel_diagonal(fm, Xv)
+    variance = (prior - 2 * cross + quadratic + noise * duals.square().sum(0)).to(torch.float64)
+    variance = variance.clamp(min=0.0)
+    if Xv.shape[0] > max_covariance:
+        return variance, None
+    half = (K_star.T @ duals).to(torch.float64)
+    cov = kernel_in_chunks(fm, Xv, Xv).to(torch.float64) - (half + half.T) / 2
+    cov.diagonal().copy_(variance)
+    vals, vecs = torch.linalg.eigh(cov)  # nearest PSD matrix: clip negative eigenvalues
+    return variance, (vecs * vals.clamp(min=0)) @ vecs.T
 
 
 def dual_fit_bytes(n: int, n_targets: int, n_landmarks: int, block_size: int, n_blocks: int,
