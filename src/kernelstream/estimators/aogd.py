@@ -16,7 +16,8 @@ from .._threads import respects_n_jobs
 from .._validation import Integral, Interval, Real, StrOptions, check_magnitude
 from ..features import build_feature_map
 from ..schedules import SCHEDULES, make_schedule
-from ..solvers.pairwise import PAIRWISE_LOSSES, PairwiseState, aogd_chunk, bernoulli_coins
+from ..solvers.pairwise import (PAIRWISE_LOSSES, PairwiseState, aogd_chunk, bernoulli_coins,
+                                pairwise_stream)
 from .._state import EstimatorState, feature_map_from_config
 from ..rng import draw_seed
 from ._base import assign_parameters
@@ -284,27 +285,20 @@ class AOGDClassifier(EstimatorState, ClassifierMixin, BaseEstimator):
         return shape, self.eta0 * self.step_scale_, gamma0 * self.step_scale_
 
     def _run(self, X, y, bar=None) -> None:
-        """Algorithm 1 over the rows of ``X`` in order, ``batch_size`` rows at a time."""
-        device = self.device_
+        """Algorithm 1 over the rows of ``X`` in order, ``batch_size`` rows at a time
+        (:func:`~kernelstream.solvers.pairwise.pairwise_stream`)."""
+        device, b = self.device_, self.batch_size
         w = torch.as_tensor(self.iterate_, device=device).unsqueeze(0)  # (1, D)
         lam = torch.full((1, 1), float(self.alpha), dtype=torch.float64, device=device)
         shape, eta0, gamma0 = self._schedules()
         start = 0 if self.average is False else int(self.average)  # True: from the 1st example
         total = torch.as_tensor(self.coef_ * self.n_averaged_, device=device).unsqueeze(0)
-        n_averaged = self.n_averaged_
-        for i in range(0, X.shape[0], self.batch_size):
-            Z = self._features(X[i : i + self.batch_size])
-            m, t = Z.shape[0], self.state_.t
-            positive = torch.as_tensor(y[i : i + m] == 1, device=device)
-            index = torch.arange(t + 1, t + m + 1, dtype=torch.float64, device=device)  # t of each
-            steps = torch.tensor([shape(t + k + 1) for k in range(m)], dtype=torch.float64,
-                                 device=device).unsqueeze(0)
-            weights = (index >= start).to(torch.float64) if start else None
-            w = self._update(w, Z, positive, eta0 * steps, gamma0 * steps, lam, weights,
-                             total if start else None)
-            n_averaged += int(weights.sum()) if start else 0
-            if bar is not None:
-                bar.update(m)
+        chunks = ((self._features(X[i : i + b]), torch.as_tensor(y[i : i + b] == 1, device=device))
+                  for i in range(0, X.shape[0], b))
+        w, n_averaged = pairwise_stream(w, chunks, self._update, shape, eta0, gamma0, lam,
+                                        t=self.state_.t, average_start=start, iterate_sum=total,
+                                        n_averaged=self.n_averaged_,
+                                        on_chunk=None if bar is None else bar.update)
         self._finish(w, total / n_averaged if n_averaged else w, n_averaged)
 
     def _update(self, w, Z, positive, eta, gamma, lam, weights, total) -> torch.Tensor:

@@ -41,7 +41,8 @@ from .._state import SolverState
 from ..losses import get_loss
 
 __all__ = ["PAIRWISE_LOSSES", "PairwiseState", "pair_directions", "chunk_update", "aogd_chunk",
-           "pairwise_loss_derivative", "ReservoirBuffers", "reservoir_chunk"]
+           "pairwise_loss_derivative", "ReservoirBuffers", "reservoir_chunk", "bernoulli_coins",
+           "pairwise_stream"]
 
 #: pairwise loss name -> (pointwise loss of the margin u against target 1, factor)
 PAIRWISE_LOSSES = {"squared": ("squared", 2.0), "hinge": ("hinge", 1.0), "logistic": ("logistic", 1.0)}
@@ -448,3 +449,30 @@ def reservoir_chunk(w: torch.Tensor, buffers: ReservoirBuffers, Z: torch.Tensor,
         kept = B[slots[c][: buffers.filled[c]]]
         buffers.rows[c] = torch.cat([kept, B.new_zeros(s - buffers.filled[c], B.shape[1])])
     return w
+
+
+def pairwise_stream(w: torch.Tensor, chunks, update, schedule, eta0: float, gamma0: float,
+                    lam: torch.Tensor, *, t: int, average_start: int = 0,
+                    iterate_sum: torch.Tensor | None = None, n_averaged: int = 0,
+                    on_chunk=None) -> tuple[torch.Tensor, int]:
+    """Algorithm 1 over the chunks ``(Z, positive)`` of a stream that has seen ``t`` examples.
+
+    Example ``t + k`` steps with ``η = eta0 · schedule(t + k)`` and ``γ = gamma0 · schedule(t + k)``;
+    ``update(w, Z, positive, eta, gamma, lam, weights, iterate_sum)`` runs one chunk exactly
+    (:func:`aogd_chunk`, or a baseline's pairing) and advances its own state. From example
+    ``average_start`` (0: never) every iterate is added to ``iterate_sum`` in place. Returns the
+    last iterate and the number of averaged iterates.
+    """
+    for Z, positive in chunks:
+        m = Z.shape[0]
+        index = torch.arange(t + 1, t + m + 1, dtype=torch.float64, device=Z.device)  # t of each
+        steps = torch.tensor([schedule(t + k + 1) for k in range(m)], dtype=torch.float64,
+                             device=Z.device).unsqueeze(0)
+        weights = (index >= average_start).to(torch.float64) if average_start else None
+        w = update(w, Z, positive, eta0 * steps, gamma0 * steps, lam, weights,
+                   iterate_sum if average_start else None)
+        n_averaged += int(weights.sum()) if average_start else 0
+        t += m
+        if on_chunk is not None:
+            on_chunk(m)
+    return w, n_averaged
