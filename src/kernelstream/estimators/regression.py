@@ -64,7 +64,10 @@ class DSGRegressor(RegressorMixin, DSGBase):
     average : bool or int, default=False
         Average the iterates (from step ``average`` when an int).
     n_components : int, default=None
-        Feature budget; past it, blocks are reused cyclically (constant cost per step).
+        Number of random features, as a budget: ``None`` adds one block per step without bound;
+        past the budget, steps revisit blocks cyclically (constant cost per step). Budgets that
+        are not a multiple of ``block_size`` use ``ceil(n_components / block_size)`` equal
+        blocks (a budget below ``block_size`` is one smaller block).
     fit_intercept : bool, default=True
     shuffle : bool, default=True
     random_state : int, RandomState or None
