@@ -240,6 +240,7 @@ class _Journal:
     def __init__(self, expansion: Expansion):
         e = expansion
         self.n_blocks, self.step, self.scale = e.n_blocks, e.step, e.scale
+        self.max_blocks = e.max_blocks
         self.avg_scale_sum, self.avg_count = e.avg_scale_sum, e.avg_count
         self.intercept, self.avg_intercept_sum = e.intercept.clone(), e.avg_intercept_sum.clone()
         self.blocks: dict[int, tuple] = {}
@@ -265,6 +266,7 @@ class _Journal:
         if e._avg_e is not None:
             e._avg_e[self.n_blocks : e.n_blocks] = 0
         e.n_blocks, e.step, e.scale = self.n_blocks, self.step, self.scale
+        e.max_blocks = self.max_blocks
         e.avg_scale_sum, e.avg_count = self.avg_scale_sum, self.avg_count
         e.intercept, e.avg_intercept_sum = self.intercept, self.avg_intercept_sum
         e._prediction = None

@@ -71,7 +71,7 @@ def fitted_output(name: str) -> np.ndarray:
     cls_name, params, kind = CONFIGS[name]
     X, y, Xq = dataset(kind)
     cls = {"DSGRegressor": DSGRegressor, "DSGClassifier": DSGClassifier}[cls_name]
-    model = cls(device="cpu", **params).fit(X, y)
+    model = cls(device="cpu", solver="one_pass", **params).fit(X, y)  # the paper's Algorithm 1
     out = model.predict(Xq) if cls is DSGRegressor else model.decision_function(Xq)
     return np.asarray(out, dtype=np.float64)
 

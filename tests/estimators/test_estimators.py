@@ -47,7 +47,7 @@ def test_one_chunk_stream_is_close_to_one_pass_of_fit():
     """Same rows in the same order; the stream takes its bandwidth and target scaling from the
     first batch, fit from all rows."""
     X, y = _regression(2048)
-    a = DSGRegressor(shuffle=False, max_iter=1, **REG).fit(X, y)
+    a = DSGRegressor(solver="one_pass", shuffle=False, max_iter=1, **REG).fit(X, y)
     b = DSGRegressor(**REG).partial_fit(X, y)
     assert a.t_ == b.t_ and a.n_components_ == b.n_components_
     assert abs(a.score(X, y) - b.score(X, y)) < 0.05
@@ -159,7 +159,7 @@ def test_sample_weight_zero_removes_influence_in_expectation():
     X, y = _regression(2048)
     w = np.ones(2048)
     w[y > 0.5] = 0.0
-    model = DSGRegressor(**REG).fit(X, y, sample_weight=w)
+    model = DSGRegressor(solver="one_pass", **REG).fit(X, y, sample_weight=w)
     # rows with weight 0 are not fitted: their residuals are larger than the weighted ones
     r = np.abs(model.predict(X) - y)
     assert r[w == 0].mean() > 2 * r[w == 1].mean()
@@ -167,9 +167,11 @@ def test_sample_weight_zero_removes_influence_in_expectation():
 
 def test_budget_keeps_model_size_constant():
     X, y = _regression(4096)
-    model = DSGRegressor(n_components=512, **REG)
+    model = DSGRegressor(solver="one_pass", n_components=512, **REG)
     assert _r2_noise_free(model) > 0.8
     assert model.n_components_ == 512 and model.t_ == 32
+    default_solver = DSGRegressor(n_components=512, **REG)
+    assert _r2_noise_free(default_solver) > 0.8 and default_solver.n_components_ == 512
 
 
 def test_averaging_option_runs_and_predicts():

@@ -31,6 +31,7 @@ from .._state import EstimatorState
 from ..rng import draw_seed
 from ._progress import StreamProgress, progress_bar
 from ._rollback import unchanged_on_error
+from ._budget import max_feature_blocks
 
 __all__ = ["DSGBase", "MIN_STEPS", "assign_parameters"]
 
@@ -154,7 +155,7 @@ class DSGBase(EstimatorState, BaseEstimator):
     def _new_expansion(self, X, seed: int, device) -> Expansion:
         """A fresh expansion whose bandwidth comes from ``X`` (the median heuristic)."""
         block_size, max_blocks = self._feature_layout()
-        feature_map = build_feature_map(self.kernel, X, sigma=self.sigma, sigma_scale=self.sigma_scale,
+        feature_map = build_feature_map(self.kernel, X, sigma=self._one_pass_sigma(), sigma_scale=self.sigma_scale,
                                         block_size=block_size, seed=seed,
                                         kernel_params=self.kernel_params)
         average_start = None if self.average is False else (1 if self.average is True else int(self.average))
@@ -169,13 +170,21 @@ class DSGBase(EstimatorState, BaseEstimator):
             self._fit_target_scaling(y)
         return self._new_expansion(X, self.seed_, self.device_)
 
+    def _one_pass_sigma(self):
+        """The bandwidth argument of the one-pass solver (``sigma``)."""
+        return self.sigma
+
+    def _one_pass_alpha(self) -> float:
+        """``ν`` of the one-pass solver (``alpha``)."""
+        return self.alpha
+
     def _schedule(self):
         return make_schedule(self.learning_rate, self.eta0, self.t0, self.power_t)
 
     def _solver_config(self) -> DSGConfig:
         return DSGConfig(
             schedule=self._schedule(),
-            alpha=self.alpha, precondition=self.precondition, precond_eps=self.precond_eps,
+            alpha=self._one_pass_alpha(), precondition=self.precondition, precond_eps=self.precond_eps,
             fit_intercept=self.fit_intercept,
         )
 
@@ -269,11 +278,18 @@ class DSGBase(EstimatorState, BaseEstimator):
         return self
 
     def _learn_stream(self, X, y, weight) -> None:
-        """Steps on consecutive ``batch_size`` rows of a stream, in order, with the stream's bar."""
+        """Steps on consecutive ``batch_size`` rows of a stream, in order, with the stream's bar.
+
+        Without ``n_components`` the feature budget follows the rows seen so far,
+        ``8·√n·ln n`` features (:func:`~kernelstream.estimators._converging.default_features`);
+        past it, steps revisit blocks."""
         b, expansion = self.batch_size, self.expansion_
         targets = self._targets(y, X.shape[0])
         weight = weight * self._class_weights(targets)
         batches = ((X[i:i + b], targets[i:i + b], weight[i:i + b]) for i in range(0, X.shape[0], b))
+        if self.n_components is None:  # the budget grows with the rows seen: O(√n log n)
+            seen = (expansion.step + X.shape[0] // b) * b
+            expansion.max_blocks = max_feature_blocks(seen, expansion.feature_map.block_size)
         if not hasattr(self, "_stream_progress"):
             self._stream_progress = StreamProgress(type(self).__name__)
         for rows, batch_loss in self._run_batches(expansion, batches):

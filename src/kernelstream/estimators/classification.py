@@ -13,6 +13,7 @@ from sklearn.utils.metaestimators import available_if
 from .._validation import Interval, Real, StrOptions
 from ..losses import get_loss
 from ._base import DSGBase, assign_parameters
+from ._converging import CONVERGING_CONSTRAINTS, ConvergingMixin
 from ._labels import fit_or_check_labels
 
 __all__ = ["DSGClassifier"]
@@ -35,7 +36,7 @@ def _has_proba(estimator) -> bool:
     return True
 
 
-class DSGClassifier(ClassifierMixin, DSGBase):
+class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
     """Kernel classification by doubly stochastic gradients (Dai et al., NIPS 2014).
 
     Binary problems learn one output with labels ``±1`` (``classes_[1]`` is +1). With more
@@ -72,26 +73,31 @@ class DSGClassifier(ClassifierMixin, DSGBase):
     1.0
     """
 
-    _state_attributes = DSGBase._state_attributes + ("classes_",)
+    _state_attributes = DSGBase._state_attributes + ConvergingMixin._fitted_attributes + ("classes_",)
 
     _parameter_constraints = {
         **DSGBase._parameter_constraints,
+        **CONVERGING_CONSTRAINTS,
         "loss": [StrOptions(CLASSIFICATION_LOSSES)],
         "class_weight": [dict, StrOptions({"balanced"}), None],
         "precond_eps": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
     }
 
-    def __init__(self, *, loss="logistic", class_weight=None, kernel="rbf", sigma="median",
-                 sigma_scale=0.5, kernel_params=None, alpha=1e-6, batch_size=2048,
+    def __init__(self, *, loss="logistic", class_weight=None, solver="preconditioned", kernel="rbf",
+                 sigma="auto", sigma_scale=0.5, kernel_params=None, alpha="auto", batch_size=2048,
                  block_size=1024, max_iter="auto", learning_rate="inverse", eta0=2.0, t0=1.0,
                  power_t=0.5, precondition=True, precond_eps="auto", average=False,
-                 n_components=None, fit_intercept=True, shuffle=True, random_state=None,
-                 verbose=0, device="auto", dtype="float32", n_jobs=None):
+                 n_components=None, fit_intercept=True, shuffle=True, tol=1e-4,
+                 early_stopping=True, validation_fraction=0.1, n_iter_no_change=3,
+                 warm_start=False, random_state=None, verbose=0, device="auto",
+                 dtype="float32", n_jobs=None):
         assign_parameters(self, locals())
 
     def fit(self, X, y, sample_weight=None):
         """Fit on ``(X, y)`` for ``max_iter`` passes."""
-        return self._fit(X, y, sample_weight)
+        if self.solver == "one_pass":
+            return self._fit(X, y, sample_weight)
+        return self._fit_preconditioned(X, y, sample_weight)
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Learn from a chunk of a stream, in full batches of ``batch_size`` rows.
@@ -181,3 +187,6 @@ class DSGClassifier(ClassifierMixin, DSGBase):
 
     def _n_outputs(self):
         return 1 if len(self.classes_) == 2 else len(self.classes_)
+
+    def _stratify_labels(self, y):
+        return y

@@ -9,13 +9,14 @@ from sklearn.utils.validation import check_array
 from .._validation import Interval, Real, StrOptions
 from ..losses import get_loss
 from ._base import DSGBase, assign_parameters
+from ._converging import CONVERGING_CONSTRAINTS, ConvergingMixin
 
 __all__ = ["DSGRegressor"]
 
 REGRESSION_LOSSES = {"squared", "huber", "epsilon_insensitive", "absolute", "quantile"}
 
 
-class DSGRegressor(RegressorMixin, DSGBase):
+class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
     """Kernel regression by doubly stochastic gradients (Dai et al., NIPS 2014).
 
     Minimises ``E[ℓ(f(x), y)] + α/2 ‖f‖²_H`` over the RKHS of ``kernel`` with
@@ -111,24 +112,29 @@ class DSGRegressor(RegressorMixin, DSGBase):
 
     _parameter_constraints = {
         **DSGBase._parameter_constraints,
+        **CONVERGING_CONSTRAINTS,
         "loss": [StrOptions(REGRESSION_LOSSES)],
         "epsilon": [Interval(Real, 0, None, closed="left")],
         "quantile": [Interval(Real, 0, 1, closed="neither")],
     }
 
-    _state_attributes = DSGBase._state_attributes + ("n_outputs_", "_y_1d", "y_offset_", "y_scale_")
+    _state_attributes = DSGBase._state_attributes + ConvergingMixin._fitted_attributes + ("n_outputs_", "_y_1d", "y_offset_", "y_scale_")
 
-    def __init__(self, *, loss="squared", epsilon=0.1, quantile=0.5, kernel="rbf", sigma="median",
-                 sigma_scale=0.5, kernel_params=None, alpha=1e-6, batch_size=2048,
+    def __init__(self, *, loss="squared", epsilon=0.1, quantile=0.5, solver="preconditioned", kernel="rbf",
+                 sigma="auto", sigma_scale=0.5, kernel_params=None, alpha="auto", batch_size=2048,
                  block_size=1024, max_iter="auto", learning_rate="inverse", eta0=2.0, t0=1.0,
                  power_t=0.5, precondition=True, precond_eps=3.0, average=False,
-                 n_components=None, fit_intercept=True, shuffle=True, random_state=None,
-                 verbose=0, device="auto", dtype="float32", n_jobs=None):
+                 n_components=None, fit_intercept=True, shuffle=True, tol=1e-4,
+                 early_stopping=True, validation_fraction=0.1, n_iter_no_change=3,
+                 warm_start=False, random_state=None, verbose=0, device="auto",
+                 dtype="float32", n_jobs=None):
         assign_parameters(self, locals())
 
     def fit(self, X, y, sample_weight=None):
         """Fit on ``(X, y)`` for ``max_iter`` passes; ``y`` is ``(n,)`` or ``(n, n_outputs)``."""
-        return self._fit(X, y, sample_weight)
+        if self.solver == "one_pass":
+            return self._fit(X, y, sample_weight)
+        return self._fit_preconditioned(X, y, sample_weight)
 
     def partial_fit(self, X, y, sample_weight=None):
         """Learn from a chunk of a stream, in full batches of ``batch_size`` rows.

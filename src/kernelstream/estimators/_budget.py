@@ -1,0 +1,30 @@
+"""The default feature budget: ``O(√n log n)`` random features for ``n`` rows.
+
+Rudi & Rosasco (NeurIPS 2017): ``O(√n log n)`` random features keep kernel ridge regression's
+optimal rate; Carratino, Rudi & Rosasco (NeurIPS 2018): one pass of mini-batch SGD with as many
+reaches it. The constant 8 was measured (MNIST ten classes needs ~16k features at n = 54,000:
+``benchmarks/results/solver.md``); the cap bounds the preconditioner's ``D·k`` memory.
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["default_features", "max_feature_blocks", "FEATURES_PER_ROOT", "MAX_DEFAULT_FEATURES"]
+
+#: the budget is ``FEATURES_PER_ROOT · √n · ln n`` features
+FEATURES_PER_ROOT = 8
+#: never more than this many features by default
+MAX_DEFAULT_FEATURES = 32768
+
+
+def default_features(n_rows: int) -> int:
+    """The default budget: ``8·√n·ln n`` features (Rudi & Rosasco's ``O(√n log n)``), at most
+    32768 and at least 64."""
+    features = FEATURES_PER_ROOT * math.sqrt(n_rows) * math.log(max(n_rows, 2))
+    return int(max(64, min(features, MAX_DEFAULT_FEATURES)))
+
+
+def max_feature_blocks(n_rows: int, block_size: int) -> int:
+    """Blocks of ``block_size`` features in :func:`default_features` (at least one)."""
+    return max(1, default_features(n_rows) // block_size)

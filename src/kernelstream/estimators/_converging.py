@@ -1,0 +1,209 @@
+"""``fit`` with the default solver: validation split, bandwidth race, feature growth, early stopping.
+
+The estimator validates and converts; :mod:`kernelstream.solvers.selection` and
+:mod:`kernelstream.solvers.preconditioned` do the work on tensors. The fitted model is an
+ordinary :class:`~kernelstream.expansion.Expansion` (``c_j = W_j/√J``), so prediction, saving and
+``partial_fit`` afterwards are those of the one-pass solver.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import numpy as np
+import torch
+from sklearn.model_selection import train_test_split
+from sklearn.utils import check_random_state
+
+from .._device import resolve_device, to_tensor
+from .._threads import respects_n_jobs
+from .._validation import Integral, Interval, Real, StrOptions
+from ..expansion import Expansion
+from ..features import kernel_class, make_feature_map, resolve_bandwidth
+from ..rng import draw_seed
+from ..solvers.preconditioned import EpochControl
+from ..solvers.selection import Problem, grow_features, race_bandwidths
+from ._budget import default_features
+
+__all__ = ["ConvergingMixin", "SIGMA_SCALES", "ALPHAS"]
+
+#: ``sigma="auto"``: candidates ``scale × median distance`` raced by successive halving
+SIGMA_SCALES = (0.125, 0.25, 0.5, 1.0, 2.0)
+#: ``alpha="auto"``: candidates trained side by side, the best on validation kept
+ALPHAS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7)
+#: double the features while the best validation loss falls by more than this (relative)
+GROWTH_TOL = 1e-3
+#: epochs per candidate in the race (early stopping usually ends them sooner)
+RACE_MAX_ITER = 20
+#: epochs of the preconditioned solver with ``max_iter="auto"``
+MAX_ITER = 100
+
+CONVERGING_CONSTRAINTS = {
+    "solver": [StrOptions({"preconditioned", "one_pass"})],
+    "sigma": [Interval(Real, 0, None, closed="neither"), StrOptions({"median", "auto"})],
+    "alpha": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
+    "tol": [Interval(Real, 0, None, closed="left"), None],
+    "early_stopping": ["boolean"],
+    "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+    "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+    "warm_start": ["boolean"],
+}
+
+
+class ConvergingMixin:
+    """The preconditioned ``fit`` of :class:`DSGRegressor` and :class:`DSGClassifier`."""
+
+    #: fitted attributes saved with the model (``cv_results_`` and ``feature_growth_`` are not)
+    _fitted_attributes = ("alpha_", "loss_curve_", "validation_scores_", "best_validation_score_")
+
+    def _one_pass_alpha(self) -> float:
+        return 1e-6 if self.alpha == "auto" else float(self.alpha)
+
+    def _one_pass_sigma(self):
+        return "median" if self.sigma == "auto" else self.sigma
+
+    @respects_n_jobs
+    def _fit_preconditioned(self, X, y, sample_weight):
+        with self._unchanged_on_error():
+            warm = self.warm_start and hasattr(self, "expansion_") and hasattr(self, "alpha_")
+            X, y, sample_weight = self._validated(X, y, sample_weight, first=not warm)
+            rng = check_random_state(self.random_state)
+            if not warm:
+                self.seed_ = draw_seed(rng)
+                self.device_ = resolve_device(self.device)
+                self._fit_target_scaling(y)
+            weight = sample_weight * self._class_weights(self._targets(y, X.shape[0]))
+            train, validation = self._split(X, y, weight, rng)
+            problem = self._problem(train, validation)
+            if warm:
+                feature_map, alphas, J = self.expansion_.feature_map, [self.alpha_], self.expansion_.n_blocks
+                result, J, history = grow_features(problem, feature_map, alphas, self._control(),
+                                                   J, J, GROWTH_TOL, self._theta(), self._progress())
+            else:
+                feature_map, alphas, (J, max_blocks) = self._select(problem, X)
+                result, J, history = grow_features(problem, feature_map, alphas, self._control(),
+                                                   J, max_blocks, GROWTH_TOL, callback=self._progress())
+            self._set_preconditioned(result, feature_map, alphas, J, history)
+            self._pending = None
+        return self
+
+    # -- pieces ------------------------------------------------------------------------------
+    def _split(self, X, y, weight, rng):
+        """``(X, y, w)`` for training and for validation (``None`` when neither early stopping
+        nor the race needs one: then every row trains)."""
+        if not self.early_stopping and not self._needs_race():
+            order = rng.permutation(X.shape[0])
+            return (X[order], y[order], weight[order]), None
+        n = X.shape[0]
+        n_val = math.ceil(self.validation_fraction * n)
+        if n - n_val < 1:
+            raise ValueError(f"n_samples={n} is too few to hold out validation_fraction="
+                             f"{self.validation_fraction} for early stopping and the choice of sigma "
+                             "and alpha; pass more rows, or set early_stopping=False with numbers "
+                             "for sigma and alpha.")
+        rows, seed = np.arange(n), rng.randint(2**31)
+        try:
+            train_rows, val_rows = train_test_split(rows, test_size=n_val, random_state=seed,
+                                                    stratify=self._stratify_labels(y))
+        except ValueError:  # a class too small to stratify
+            train_rows, val_rows = train_test_split(rows, test_size=n_val, random_state=seed)
+        return (X[train_rows], y[train_rows], weight[train_rows]), (X[val_rows], y[val_rows], weight[val_rows])
+
+    def _stratify_labels(self, y):
+        return None
+
+    def _needs_race(self) -> bool:
+        return self.sigma == "auto" or self.alpha == "auto"
+
+    def _tensors(self, X, y, weight):
+        dtype, device = self._torch_dtype(), self.device_
+        targets = self._targets(y, X.shape[0])
+        return (to_tensor(X, dtype, device), self._target_tensor(targets, device),
+                torch.as_tensor(weight, dtype=dtype, device=device))
+
+    def _problem(self, train, validation) -> Problem:
+        validation = None if validation is None else self._tensors(*validation)
+        return Problem(*self._tensors(*train), validation, self._make_loss(), self._n_outputs(),
+                       min(self.batch_size, train[0].shape[0]), self.seed_ % 2**32)
+
+    def _control(self, max_iter=None) -> EpochControl:
+        epochs = MAX_ITER if self.max_iter == "auto" else int(self.max_iter)
+        return EpochControl(max_iter=min(epochs, max_iter or epochs), tol=self.tol,
+                            n_iter_no_change=self.n_iter_no_change)
+
+    def _block_layout(self, n_rows: int) -> tuple[int, int, int]:
+        """``(block_size, blocks to start from, most blocks)``: an explicit ``n_components`` is
+        used as it is; by default one block, doubled up to :func:`default_features` (one
+        smaller block when that is below ``block_size``)."""
+        block_size, n_blocks = self._feature_layout()
+        if n_blocks is not None:
+            return block_size, n_blocks, n_blocks
+        budget = default_features(n_rows)
+        block_size = min(block_size, 64 * math.ceil(budget / 64))
+        return block_size, 1, max(1, budget // block_size)
+
+    def _select(self, problem: Problem, X):
+        """Feature map, ``α`` candidates and starting blocks, racing the bandwidth when "auto"."""
+        block_size, J, max_blocks = self._block_layout(problem.X.shape[0])
+        kernel = self.kernel
+
+        def make_map(sigma: float):
+            return make_feature_map(kernel, X.shape[1], sigma, block_size, self.seed_,
+                                    kernel_params=self.kernel_params)
+
+        alphas = list(ALPHAS) if self.alpha == "auto" else [float(self.alpha)]
+        median = resolve_bandwidth(kernel, X, "median", 1.0, self.seed_)
+        if self.sigma == "auto":
+            sigmas = [scale * median for scale in SIGMA_SCALES]
+        else:
+            sigmas = [resolve_bandwidth(kernel, X, self.sigma, self.sigma_scale, self.seed_)]
+        self.cv_results_ = None
+        if len(sigmas) > 1:
+            sigma, records = race_bandwidths(problem, make_map, sigmas, alphas,
+                                             self._control(RACE_MAX_ITER), J)
+            self.cv_results_ = _cv_results(records)
+        else:
+            sigma = sigmas[0]
+        return make_map(sigma), alphas, (J, max_blocks)
+
+    def _theta(self) -> torch.Tensor:
+        """The fitted expansion as ``θ = [W; b]`` (``W_j = √J c_j``), one column block."""
+        e = self.expansion_
+        coef, intercept = e.prediction_parameters()
+        W = coef.reshape(-1, e.n_outputs) * math.sqrt(e.n_blocks)
+        return torch.cat([W, intercept.reshape(1, -1).to(W.dtype)]).to(self._torch_dtype())
+
+    def _progress(self):
+        if not self.verbose:
+            return None
+        name = type(self).__name__
+        return lambda epoch, loss: print(f"{name}: epoch {epoch}, monitored loss {loss:.6g}",
+                                         file=sys.stderr, flush=True)
+
+    def _set_preconditioned(self, result, feature_map, alphas, J, history) -> None:
+        C = self._n_outputs()
+        best = int(torch.argmin(result.best_loss))
+        theta = result.theta[:, best * C:(best + 1) * C]
+        D = J * feature_map.block_size
+        expansion = Expansion(feature_map, C, dtype=self._torch_dtype(), device=self.device_)
+        coef = (theta[:D] / math.sqrt(J)).reshape(J, feature_map.block_size, C)
+        expansion.load_prediction_state(coef, theta[D].double(), result.n_steps)
+        self.alpha_ = float(alphas[best])
+        self.loss_curve_ = list(result.loss_curve)
+        self.validation_scores_ = ([-v[best] for v in result.validation_curve]
+                                   if self.early_stopping else None)
+        self.best_validation_score_ = -float(result.best_loss[best]) if self.early_stopping else None
+        self.feature_growth_ = [dict(n_components=j * feature_map.block_size, loss=loss, epochs=e)
+                                for j, loss, e in history]
+        self._set_fitted(expansion, result.n_epochs)
+
+
+def _cv_results(records: list[dict]) -> dict:
+    """The race as scikit-learn's ``cv_results_``: one entry per (rung, sigma, alpha)."""
+    keys = ("rung", "sigma", "alpha", "n_rows", "n_components", "validation_loss", "epochs")
+    out = {f"param_{k}" if k in ("sigma", "alpha") else k: np.array([r[k] for r in records])
+           for k in keys}
+    out["mean_test_score"] = -out.pop("validation_loss")
+    out["params"] = [dict(sigma=r["sigma"], alpha=r["alpha"]) for r in records]
+    return out

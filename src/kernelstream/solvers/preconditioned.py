@@ -1,0 +1,287 @@
+"""Preconditioned mini-batch SGD on a fixed set of random features: the default solver.
+
+The model is ``f(x) = φ(x)ᵀW + b`` over ``D = J·r`` features, ``φ = [ψ_1 … ψ_J]/√J`` (so
+``φ(x)ᵀφ(x') ≈ k(x, x')``), and the objective is the regularised empirical risk
+
+    F(W, b) = (1/n) Σ_i w_i ℓ(f(x_i), y_i) + α/2 ‖W‖²
+
+whose minimiser is the random-feature approximation of the kernel machine of Dai et al.
+Write ``θ = [W; b]`` and ``φ̃ = [φ; 1]``. A step on a batch of ``b`` rows is
+
+    θ ← θ − η P ∇F_batch(θ),   P = V diag(1/(Lλ_i + α)) Vᵀ + (I − VVᵀ)/(Lλ_{k+1} + α)
+
+with ``(λ_i, v_i)`` the top ``k`` eigenpairs of the feature covariance ``E[φ̃φ̃ᵀ]`` estimated on
+``s`` sketch rows, ``L`` the loss's curvature bound (``1/step_scale``), and
+``η = b/(β + b − 1)``, ``β = L max_x φ̃ᵀPφ̃`` (EigenPro 2, Ma & Belkin 2019, in feature space
+rather than over kernel centres). ``k`` is the number of eigenvalues above ``max‖φ̃‖²/b``: the
+preconditioner flattens the spectrum down to the level a batch of ``b`` rows resolves, so ``η``
+stays near 1 and every direction whose eigenvalue exceeds ``1/b`` converges in a few steps. When
+``D`` is small (``D + 1 ≤ s``) it is the full Newton matrix of the squared loss.
+
+Why this and not the alternatives (measured in ``benchmarks/results/solver.md``): the block
+preconditioner of the paper's code only sees one block, and random-feature blocks of one kernel
+span nearly the same functions, so revisiting blocks converges slowly; streaming normal
+equations cost ``n·D²`` per pass (11 s per 10⁶ rows at ``D = 1024``, one thread, against 1 s for
+an epoch here) and cannot serve the other losses; plain averaged SGD has the condition number
+of the kernel (10⁴–10⁶) in its rate. Memory is ``D·k`` for ``V`` plus ``O(D·C)`` coefficients,
+independent of ``n``.
+
+Iterates are tail-averaged over the second half of each epoch's steps (Jain et al. 2018), which
+removes the mini-batch noise without slowing the geometric decay of the bias. Several
+regularisation values ``α`` are trained side by side as extra output columns (one GEMM for all),
+each with its own ``P`` and ``η``; early stopping keeps each column's best epoch.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+import torch
+
+from ..features.base import FeatureMap
+from ..losses import Loss
+
+__all__ = ["Preconditioner", "FitResult", "sketch_preconditioner", "run_epochs",
+           "feature_matrix", "MAX_RANK"]
+
+#: most eigenvectors kept in the preconditioner (``(D + 1)·k`` floats)
+MAX_RANK = 1024
+#: eigenvalues below ``SKETCH_OVERSAMPLING/s`` (times ``max‖φ̃‖²``) of an ``s``-row sketch are
+#: left in the flat tail: smaller ones are underestimated, and inverting them diverges
+SKETCH_OVERSAMPLING = 4
+#: rows per feature chunk: a chunk of features holds at most this many floats
+_CHUNK_FLOATS = 1 << 23
+
+
+def feature_matrix(feature_map: FeatureMap, X: torch.Tensor, n_blocks: int) -> torch.Tensor:
+    """``φ(X) = [ψ_1(X) … ψ_J(X)]/√J``, ``(n, J·r)``."""
+    return feature_map.transform(X, n_blocks)
+
+
+def _row_chunks(n: int, D: int) -> Iterator[slice]:
+    step = max(1, min(n, _CHUNK_FLOATS // max(D, 1)))
+    for i in range(0, n, step):
+        yield slice(i, min(i + step, n))
+
+
+@dataclass
+class Preconditioner:
+    """``P`` of the module docstring for each ``α`` column: ``V`` ``(D+1, k)``, ``λ`` ``(k+1,)``."""
+
+    V: torch.Tensor
+    eigenvalues: torch.Tensor  # the k kept and λ_{k+1}, float64
+    curvature: float  # L
+    alphas: torch.Tensor  # (A,), float64
+    beta_rows: torch.Tensor  # per sketch row: ‖φ̃‖² and the squared projections, for β
+
+    @property
+    def rank(self) -> int:
+        return self.V.shape[1]
+
+    def scales(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(1/(Lλ_i + α) − tail, tail)`` per column: ``(k, A)`` and ``(A,)``, float64."""
+        L, lam = self.curvature, self.eigenvalues
+        tail = 1.0 / (L * lam[-1] + self.alphas)  # (A,)
+        top = 1.0 / (L * lam[:-1, None] + self.alphas[None, :])  # (k, A)
+        return top - tail, tail
+
+    def step_sizes(self, batch_size: int) -> torch.Tensor:
+        """``η = b/(β + b − 1)`` per column, ``β = L max_x φ̃ᵀPφ̃`` over the sketch rows."""
+        top, tail = self.scales()
+        norms, projections = self.beta_rows  # (s,), (s, k)
+        quad = norms[:, None] * tail[None, :] + projections @ top  # φ̃ᵀPφ̃, (s, A)
+        beta = self.curvature * quad.max(dim=0).values
+        return batch_size / (beta + batch_size - 1)
+
+    def apply(self, grad: torch.Tensor, n_outputs: int) -> torch.Tensor:
+        """``P g`` for ``g`` ``(D+1, A·C)``, column ``a·C + c`` using ``α_a``."""
+        top, tail = self.scales()
+        top = top.repeat_interleave(n_outputs, dim=1).to(grad.dtype)  # (k, A·C)
+        tail = tail.repeat_interleave(n_outputs).to(grad.dtype)
+        return grad * tail + self.V @ ((self.V.T @ grad) * top)
+
+
+def _augmented(Phi: torch.Tensor) -> torch.Tensor:
+    return torch.cat([Phi, Phi.new_ones((Phi.shape[0], 1))], dim=1)
+
+
+def sketch_preconditioner(feature_map: FeatureMap, n_blocks: int, X_sketch: torch.Tensor,
+                          loss: Loss, alphas, batch_size: int) -> Preconditioner:
+    """The top eigenpairs of ``Φ̃_sᵀΦ̃_s/s`` on the sketch rows ``X_sketch`` (``s × d``).
+
+    With ``D + 1 ≤ s`` the ``(D+1)²`` covariance is factored, else the ``s × s`` Gram
+    ``Φ̃_sΦ̃_sᵀ/s`` and ``V = Φ̃_sᵀ U Λ^{-1/2}/√s`` (same non-zero spectrum).
+    """
+    s = X_sketch.shape[0]
+    Phi = _augmented(feature_matrix(feature_map, X_sketch, n_blocks)).double()  # (s, D+1)
+    dim = Phi.shape[1]
+    if dim <= s:
+        lam, V = torch.linalg.eigh(Phi.T @ Phi / s)
+        lam, V = lam.flip(0).clamp_min(0), V.flip(1)
+    else:
+        lam, U = torch.linalg.eigh(Phi @ Phi.T / s)
+        lam, U = lam.flip(0).clamp_min(0), U.flip(1)
+        keep = lam > lam[0] * 1e-12
+        lam, U = lam[keep], U[:, keep]
+        V = Phi.T @ (U / torch.sqrt(s * lam))
+    kappa = float((Phi * Phi).sum(dim=1).max())
+    above = int((lam >= kappa / min(batch_size, s / SKETCH_OVERSAMPLING)).sum())
+    k = max(1, min(above, lam.shape[0] - 1, MAX_RANK))
+    V = V[:, :k]
+    projections = (Phi @ V) ** 2  # (v_iᵀφ̃)² per sketch row
+    norms = (Phi * Phi).sum(dim=1)  # ‖φ̃‖²
+    return Preconditioner(V=V.to(X_sketch.dtype), eigenvalues=lam[: k + 1].clone(),
+                          curvature=1.0 / loss.step_scale,
+                          alphas=torch.as_tensor(alphas, dtype=torch.float64),
+                          beta_rows=(norms, projections))
+
+
+@dataclass
+class FitResult:
+    """What :func:`run_epochs` returns: the best iterate of each ``α`` column and the curves."""
+
+    theta: torch.Tensor  # (D+1, A·C), best epoch per column
+    best_loss: torch.Tensor  # (A,)
+    best_epoch: list[int]
+    loss_curve: list[float] = field(default_factory=list)  # training loss per epoch (best column)
+    validation_curve: list[list[float]] = field(default_factory=list)  # per epoch, per column
+    n_epochs: int = 0
+    n_steps: int = 0
+
+
+def _column_losses(loss: Loss, U: torch.Tensor, y: torch.Tensor, weight: torch.Tensor,
+                   n_alphas: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Loss derivative ``(m, A·C)`` and per-column summed weighted loss ``(A,)`` of the outputs
+    ``U`` ``(m, A·C)`` of ``A`` models that share the targets ``y``."""
+    m = U.shape[0]
+    C = U.shape[1] // n_alphas
+    stacked = U.reshape(m, n_alphas, C).transpose(0, 1).reshape(n_alphas * m, C)
+    targets = y.repeat(n_alphas) if y.ndim == 1 else y.repeat(n_alphas, 1)
+    G = loss.derivative(stacked, targets).reshape(n_alphas, m, C)
+    value = loss.value(stacked, targets).reshape(n_alphas, m, -1).sum(dim=2)  # (A, m)
+    G = G * weight[None, :, None]
+    return G.transpose(0, 1).reshape(m, n_alphas * C), (value * weight[None, :]).sum(dim=1)
+
+
+def _outputs(feature_map, n_blocks, X, theta):
+    """``φ̃(X)θ`` in row chunks (never more than ``_CHUNK_FLOATS`` features at once)."""
+    D = theta.shape[0] - 1
+    out = torch.empty((X.shape[0], theta.shape[1]), dtype=theta.dtype, device=theta.device)
+    for rows in _row_chunks(X.shape[0], D):
+        out[rows] = feature_matrix(feature_map, X[rows], n_blocks) @ theta[:D] + theta[D]
+    return out
+
+
+def batch_gradient(feature_map, n_blocks, X, y, weight, theta, loss, alphas_cols, n_alphas):
+    """``∇F_batch`` ``(D+1, A·C)`` and the batch's weighted mean loss per column ``(A,)``."""
+    D = theta.shape[0] - 1
+    grad = torch.zeros_like(theta)
+    total = torch.zeros(n_alphas, dtype=torch.float64, device=theta.device)
+    for rows in _row_chunks(X.shape[0], D):
+        Phi = feature_matrix(feature_map, X[rows], n_blocks)  # (m, D)
+        G, value = _column_losses(loss, Phi @ theta[:D] + theta[D], y[rows], weight[rows], n_alphas)
+        grad[:D] += Phi.T @ G
+        grad[D] += G.sum(dim=0)
+        total += value.double()
+    b = X.shape[0]
+    grad /= b
+    grad[:D] += alphas_cols * theta[:D]  # α W (the intercept is not regularised)
+    return grad, total / b
+
+
+def validation_losses(feature_map, n_blocks, X, y, weight, theta, loss, n_alphas) -> torch.Tensor:
+    """Weighted mean loss of each column's model on ``(X, y)``, ``(A,)`` float64."""
+    _, total = _column_losses(loss, _outputs(feature_map, n_blocks, X, theta), y, weight, n_alphas)
+    return total.double() / weight.sum().double()
+
+
+@dataclass(frozen=True)
+class EpochControl:
+    """Stopping rule: ``max_iter`` epochs; stop after ``n_iter_no_change`` epochs in which no
+    column's monitored loss fell below ``best − tol·|best|`` (``tol=None``: never)."""
+
+    max_iter: int
+    tol: float | None = 1e-4
+    n_iter_no_change: int = 3
+
+
+def run_epochs(feature_map: FeatureMap, n_blocks: int, theta: torch.Tensor, precond: Preconditioner,
+               loss: Loss, batches: Callable[[int], tuple[int, Iterator]], control: EpochControl,
+               validation: tuple | None = None,
+               callback: Callable[[int, float], None] | None = None) -> FitResult:
+    """Epochs of preconditioned SGD from ``theta`` ``(D+1, A·C)`` until ``control`` stops.
+
+    ``batches(epoch)`` returns the number of batches of the epoch and an iterator of
+    ``(X, y, weight)`` tensor batches. The monitored loss is the
+    validation loss when ``validation = (X, y, weight)`` is given, else the epoch's mean training
+    loss. Returns each column's best tail-averaged iterate.
+    """
+    n_alphas = precond.alphas.shape[0]
+    C = theta.shape[1] // n_alphas
+    alphas_cols = precond.alphas.repeat_interleave(C).to(theta.dtype)
+    result = FitResult(theta=theta.clone(), best_loss=torch.full((n_alphas,), math.inf, dtype=torch.float64),
+                       best_epoch=[-1] * n_alphas)
+    eta = None
+    stale = 0
+    sums: list[tuple[torch.Tensor, int]] = []  # per epoch: sum of the iterates, number of steps
+    for epoch in range(control.max_iter):
+        n_batches, epoch_batches = batches(epoch)
+        epoch_sum, half_sum, n_half, rows = torch.zeros_like(theta), torch.zeros_like(theta), 0, 0
+        start = n_batches // 2
+        train = torch.zeros(n_alphas, dtype=torch.float64)
+        for i, (X, y, weight) in enumerate(epoch_batches):
+            if eta is None:
+                eta = precond.step_sizes(X.shape[0]).repeat_interleave(C).to(theta.dtype)
+            grad, batch_loss = batch_gradient(feature_map, n_blocks, X, y, weight, theta, loss,
+                                              alphas_cols, n_alphas)
+            theta = theta - precond.apply(grad, C) * eta
+            if not torch.isfinite(theta).all():
+                raise FloatingPointError(f"The preconditioned solver diverged in epoch {epoch + 1} "
+                                         "(non-finite coefficients); standardise X or lower batch_size.")
+            train += batch_loss.cpu() * X.shape[0]
+            rows += X.shape[0]
+            epoch_sum += theta
+            if i >= start:
+                half_sum += theta
+                n_half += 1
+            result.n_steps += 1
+        sums.append((epoch_sum, i + 1))
+        average = _tail_average(sums, epoch, half_sum, n_half)
+        train /= max(rows, 1)
+        monitored = (train if validation is None else
+                     validation_losses(feature_map, n_blocks, *validation, average, loss, n_alphas).cpu())
+        result.n_epochs = epoch + 1
+        result.loss_curve.append(float(train.min()))
+        result.validation_curve.append(monitored.tolist())
+        improved = _improved(monitored, result.best_loss, control.tol)
+        for a in torch.nonzero(monitored < result.best_loss).flatten().tolist():
+            result.best_loss[a] = monitored[a]
+            result.best_epoch[a] = epoch
+            result.theta[:, a * C:(a + 1) * C] = average[:, a * C:(a + 1) * C]
+        if callback is not None:
+            callback(epoch + 1, float(monitored.min()))
+        stale = 0 if improved else stale + 1
+        if control.tol is not None and stale >= control.n_iter_no_change:
+            break
+    return result
+
+
+def _tail_average(sums: list, epoch: int, half_sum: torch.Tensor, n_half: int) -> torch.Tensor:
+    """The average of the iterates of the last ``⌈e/2⌉`` of ``e = epoch + 1`` epochs (of the
+    second half of the first epoch when ``e = 1``); drops the per-epoch sums no later average
+    needs (the next one uses the last ``⌈(e+1)/2⌉``, this epoch's included)."""
+    e = epoch + 1
+    average = (half_sum / max(n_half, 1) if e == 1 else
+               sum(t for t, _ in sums[-math.ceil(e / 2):]) / sum(n for _, n in sums[-math.ceil(e / 2):]))
+    del sums[: max(0, len(sums) - (math.ceil((e + 1) / 2) - 1))]
+    return average
+
+
+def _improved(monitored: torch.Tensor, best: torch.Tensor, tol: float | None) -> bool:
+    """Whether some column beat its best by more than ``tol`` (relative)."""
+    if tol is None:
+        return True
+    threshold = torch.where(torch.isinf(best), best, best - tol * best.abs())
+    return bool((monitored < threshold).any())

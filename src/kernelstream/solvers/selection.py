@@ -1,0 +1,144 @@
+"""Model selection on one stream of seeded blocks: feature growth and the bandwidth race.
+
+Both drive :func:`kernelstream.solvers.preconditioned.run_epochs`:
+
+- :func:`grow_features` trains on ``J`` blocks, then on ``2J`` (warm-started: the old
+  coefficients scaled by ``√2`` keep ``f`` unchanged under ``φ = [ψ_1 … ψ_J]/√J``), and so on
+  while the best validation loss falls by more than ``growth_tol`` (relative), up to
+  ``max_blocks``. The features a problem needs come from its validation score, capped by the
+  ``O(√n log n)`` of Rudi & Rosasco (2017).
+- :func:`race_bandwidths` is successive halving over bandwidth candidates: every survivor trains
+  on the same nested row subsample (4096 rows, then 4× more per rung) with every ``α``
+  candidate as an extra output column; the best third by best validation loss goes on.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import torch
+
+from ..features.base import FeatureMap
+from ..losses import Loss
+from .preconditioned import EpochControl, FitResult, run_epochs, sketch_preconditioner
+
+__all__ = ["Problem", "train", "grow_features", "race_bandwidths", "RACE_ROWS", "SKETCH_ROWS"]
+
+#: rows of the first rung of the race (each later rung has 4× more)
+RACE_ROWS = 4096
+#: each rung keeps the best ``1/HALVING`` of the candidates (five bandwidths: 5 → 2 → 1)
+HALVING = 3
+#: sketch rows for the preconditioner when ``D + 1`` exceeds them (the ``s × s`` route)
+SKETCH_ROWS = 2048
+#: sketch rows per feature when the ``(D+1)²`` covariance is factored
+SKETCH_PER_FEATURE = 16
+
+
+@dataclass
+class Problem:
+    """Training rows, optional validation rows, the loss and the batching."""
+
+    X: torch.Tensor
+    y: torch.Tensor
+    weight: torch.Tensor
+    validation: tuple | None
+    loss: Loss
+    n_outputs: int
+    batch_size: int
+    seed: int
+
+    def rows(self, n_rows: int) -> "Problem":
+        """The first ``n_rows`` training rows (already shuffled by the caller)."""
+        return Problem(self.X[:n_rows], self.y[:n_rows], self.weight[:n_rows], self.validation,
+                       self.loss, self.n_outputs, self.batch_size, self.seed)
+
+
+def _batches(problem: Problem) -> Callable:
+    n = problem.X.shape[0]
+    n_batches = max(1, round(n / problem.batch_size))
+
+    def batches(epoch: int):
+        order = torch.from_numpy(np.random.default_rng((problem.seed, epoch)).permutation(n))
+        parts = torch.tensor_split(order.to(problem.X.device), n_batches)
+        return n_batches, ((problem.X[p], problem.y[p], problem.weight[p]) for p in parts)
+
+    return batches
+
+
+def _sketch_rows(n: int, n_features: int) -> int:
+    full = SKETCH_PER_FEATURE * (n_features + 1)
+    return min(n, full if n_features + 1 <= SKETCH_ROWS else SKETCH_ROWS)
+
+
+def train(problem: Problem, feature_map: FeatureMap, n_blocks: int, alphas, control: EpochControl,
+          theta: torch.Tensor | None = None, callback=None) -> FitResult:
+    """Preconditioned SGD on the first ``n_blocks`` blocks from ``theta`` (zeros when ``None``)."""
+    D = n_blocks * feature_map.block_size
+    n = problem.X.shape[0]
+    s = _sketch_rows(n, D)
+    sketch = torch.from_numpy(np.random.default_rng((problem.seed, 2**31)).choice(n, s, replace=False))
+    precond = sketch_preconditioner(feature_map, n_blocks, problem.X[sketch.to(problem.X.device)],
+                                    problem.loss, alphas, problem.batch_size)
+    if theta is None:
+        theta = problem.X.new_zeros((D + 1, len(alphas) * problem.n_outputs))
+    return run_epochs(feature_map, n_blocks, theta, precond, problem.loss, _batches(problem),
+                      control, problem.validation, callback)
+
+
+def _widened(theta: torch.Tensor, n_blocks: int, new_blocks: int, block_size: int) -> torch.Tensor:
+    """``theta`` on ``new_blocks`` blocks with the same function: old rows ×√(J'/J), new rows 0."""
+    D, D_new = n_blocks * block_size, new_blocks * block_size
+    wide = theta.new_zeros((D_new + 1, theta.shape[1]))
+    wide[:D] = theta[:D] * math.sqrt(new_blocks / n_blocks)
+    wide[D_new] = theta[D]
+    return wide
+
+
+def grow_features(problem: Problem, feature_map: FeatureMap, alphas, control: EpochControl,
+                  start_blocks: int, max_blocks: int, growth_tol: float,
+                  theta: torch.Tensor | None = None, callback=None) -> tuple[FitResult, int, list]:
+    """Train on ``start_blocks``, doubling while the best monitored loss improves by more than
+    ``growth_tol`` (relative). Returns the best result, its number of blocks and the history
+    ``[(n_blocks, best loss, epochs)]``."""
+    J = start_blocks
+    best, best_J, history = None, J, []
+    while True:
+        start = None if best is None else _widened(best.theta, best_J, J, feature_map.block_size)
+        result = train(problem, feature_map, J, alphas, control,
+                       theta if best is None else start, callback)
+        loss = float(result.best_loss.min())
+        history.append((J, loss, result.n_epochs))
+        if best is not None and not loss < float(best.best_loss.min()) * (1 - growth_tol):
+            break
+        best, best_J = result, J
+        if J >= max_blocks:
+            break
+        J = min(2 * J, max_blocks)
+    return best, best_J, history
+
+
+def race_bandwidths(problem: Problem, make_map: Callable[[float], FeatureMap], sigmas, alphas,
+                    control: EpochControl, n_blocks: int) -> tuple[float, list[dict]]:
+    """Successive halving over ``sigmas``; returns the winner and one record per trained
+    ``(rung, sigma, alpha)``."""
+    alive, records, rung = list(sigmas), [], 0
+    n = problem.X.shape[0]
+    while True:
+        rows = min(n, RACE_ROWS * 4**rung)
+        subproblem = problem.rows(rows)
+        scores = {}
+        for sigma in alive:
+            feature_map = make_map(sigma)
+            result = train(subproblem, feature_map, n_blocks, alphas, control)
+            scores[sigma] = float(result.best_loss.min())
+            records += [dict(rung=rung, sigma=sigma, alpha=float(alpha), n_rows=rows,
+                             n_components=n_blocks * feature_map.block_size,
+                             validation_loss=float(result.best_loss[a]), epochs=result.n_epochs)
+                        for a, alpha in enumerate(alphas)]
+        alive = sorted(alive, key=scores.get)[: math.ceil(len(alive) / HALVING)]
+        if len(alive) == 1 or rows == n:
+            return alive[0], records
+        rung += 1
