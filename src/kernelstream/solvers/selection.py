@@ -101,7 +101,8 @@ def grow_features(problem: Problem, feature_map: FeatureMap, alphas, control: Ep
                   start_blocks: int, max_blocks: int, growth_tol: float,
                   theta: torch.Tensor | None = None, callback=None) -> tuple[FitResult, int, list]:
     """Train on ``start_blocks``, doubling while the best monitored loss improves by more than
-    ``growth_tol`` (relative). Returns the best result, its number of blocks and the history
+    ``growth_tol`` (relative; the last, smaller gain is kept but ends the growth). Returns the
+    best result, its number of blocks and the history
     ``[(n_blocks, best loss, epochs)]``."""
     J = start_blocks
     best, best_J, history = None, J, []
@@ -111,9 +112,11 @@ def grow_features(problem: Problem, feature_map: FeatureMap, alphas, control: Ep
                        theta if best is None else start, callback)
         loss = float(result.best_loss.min())
         history.append((J, loss, result.n_epochs))
-        if best is not None and not loss < float(best.best_loss.min()) * (1 - growth_tol):
+        previous = math.inf if best is None else float(best.best_loss.min())
+        if loss < previous:  # keep the better model even when the gain is too small to go on
+            best, best_J = result, J
+        if not loss < previous * (1 - growth_tol):
             break
-        best, best_J = result, J
         if J >= max_blocks:
             break
         J = min(2 * J, max_blocks)
