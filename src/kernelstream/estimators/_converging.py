@@ -69,8 +69,9 @@ class ConvergingMixin:
             warm = self.warm_start and hasattr(self, "expansion_") and hasattr(self, "alpha_")
             X, y, sample_weight = self._validated(X, y, sample_weight, first=not warm)
             rng = check_random_state(self.random_state)
+            seed = draw_seed(rng)  # drawn on warm starts too: the same validation rows
             if not warm:
-                self.seed_ = draw_seed(rng)
+                self.seed_ = seed
                 self.device_ = resolve_device(self.device)
                 self._fit_target_scaling(y)
             weight = sample_weight * self._class_weights(self._targets(y, X.shape[0]))

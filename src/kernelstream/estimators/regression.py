@@ -124,7 +124,7 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
                  sigma="auto", sigma_scale=0.5, kernel_params=None, alpha="auto", batch_size=2048,
                  block_size=1024, max_iter="auto", learning_rate="inverse", eta0=2.0, t0=1.0,
                  power_t=0.5, precondition=True, precond_eps=3.0, average=False,
-                 n_components=None, fit_intercept=True, shuffle=True, tol=1e-4,
+                 n_components=None, fit_intercept=True, shuffle=True, tol=1e-3,
                  early_stopping=True, validation_fraction=0.1, n_iter_no_change=3,
                  warm_start=False, random_state=None, verbose=0, device="auto",
                  dtype="float32", n_jobs=None):

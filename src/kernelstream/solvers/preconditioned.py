@@ -280,8 +280,10 @@ def _tail_average(sums: list, epoch: int, half_sum: torch.Tensor, n_half: int) -
 
 
 def _improved(monitored: torch.Tensor, best: torch.Tensor, tol: float | None) -> bool:
-    """Whether some column beat its best by more than ``tol`` (relative)."""
+    """Whether the best column's loss fell below the best so far by more than ``tol``
+    (relative): the model kept is the best column, so columns still creeping down behind it do
+    not hold the fit open."""
     if tol is None:
         return True
-    threshold = torch.where(torch.isinf(best), best, best - tol * best.abs())
-    return bool((monitored < threshold).any())
+    record = float(best.min())
+    return math.isinf(record) or float(monitored.min()) < record - tol * abs(record)

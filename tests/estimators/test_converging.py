@@ -1,0 +1,139 @@
+"""The default fit: early stopping, the bandwidth race, alpha columns, feature growth, warm starts."""
+
+import numpy as np
+import pytest
+import torch
+from sklearn.datasets import make_classification
+
+from kernelstream import DSGClassifier, DSGRegressor
+from kernelstream.datasets import synthetic_regression
+from kernelstream.estimators._budget import default_features
+from kernelstream.estimators._converging import ALPHAS, SIGMA_SCALES
+from kernelstream.features import median_distance
+
+SMALL = dict(block_size=128, batch_size=256, random_state=0)
+
+
+def _regression(n=3000, seed=0):
+    X, y, f = synthetic_regression(n, random_state=seed)
+    return X.astype(np.float64), y.astype(np.float64), f
+
+
+def test_defaults_choose_sigma_and_alpha_and_stop_early():
+    X, y, f = _regression()
+    model = DSGRegressor(**SMALL).fit(X, y)
+    assert model.alpha_ in ALPHAS
+    median = median_distance(X, seed=model.seed_ % 2**32)
+    assert min(abs(model.sigma_ / median - s) for s in SIGMA_SCALES) < 1e-6
+    cv = model.cv_results_
+    np.testing.assert_allclose(np.unique(cv["param_sigma"]), np.array(SIGMA_SCALES) * median)
+    assert len(cv["params"]) == len(cv["mean_test_score"]) and np.isfinite(cv["mean_test_score"]).all()
+    assert model.n_iter_ < 100 and len(model.loss_curve_) == model.n_iter_
+    assert len(model.validation_scores_) == model.n_iter_
+    assert model.best_validation_score_ == pytest.approx(max(model.validation_scores_))
+    assert 1 - np.mean((model.predict(X) - f) ** 2) / f.var() > 0.95
+
+
+def test_a_number_for_sigma_and_alpha_means_exactly_that_number():
+    X, y, _ = _regression(2000)
+    model = DSGRegressor(sigma=0.37, alpha=1e-4, **SMALL).fit(X, y)
+    assert model.sigma_ == 0.37 and model.alpha_ == 1e-4 and model.cv_results_ is None
+    assert model.expansion_.feature_map.sigma == 0.37
+
+
+def test_feature_growth_is_recorded_and_bounded_by_the_budget():
+    X, y, _ = _regression(3000)
+    model = DSGRegressor(sigma=0.5, alpha=1e-6, **SMALL).fit(X, y)
+    sizes = [g["n_components"] for g in model.feature_growth_]
+    assert sizes == sorted(sizes) and sizes[0] == 128
+    assert model.n_components_ in sizes
+    assert model.n_components_ <= default_features(2700)
+
+
+def test_explicit_budget_is_used_as_it_is():
+    X, y, _ = _regression(2000)
+    model = DSGRegressor(sigma=0.5, alpha=1e-6, n_components=384, **SMALL).fit(X, y)
+    assert model.n_components_ == 384 and len(model.feature_growth_) == 1
+
+
+def test_without_early_stopping_the_fit_is_the_closed_form_ridge_on_its_features():
+    """Every row trains; ``tol=None`` runs ``max_iter`` epochs; the result is the minimiser of
+    ``(1/n)Σ ½(φᵀw + b − ỹ)² + α/2‖w‖²`` (ỹ the standardised targets) on the model's features."""
+    X, y, _ = _regression(2000)
+    alpha = 1e-3
+    model = DSGRegressor(sigma=0.8, alpha=alpha, n_components=128, early_stopping=False, tol=None,
+                         max_iter=40, dtype="float64", **SMALL).fit(X, y)
+    assert model.n_iter_ == 40 and model.validation_scores_ is None
+    Phi = model.expansion_.feature_map.transform(torch.as_tensor(X), 1).numpy()
+    target = (y - model.y_offset_[0]) / model.y_scale_[0]
+    A = np.column_stack([Phi, np.ones(len(y))])
+    H = A.T @ A / len(y)
+    H[:-1, :-1] += alpha * np.eye(Phi.shape[1])
+    theta = np.linalg.solve(H, A.T @ target / len(y))
+    exact = (A @ theta) * model.y_scale_[0] + model.y_offset_[0]
+    assert np.sqrt(np.mean((model.predict(X) - exact) ** 2)) < 0.02 * exact.std()
+
+
+def test_warm_start_continues_from_the_fitted_model():
+    X, y, _ = _regression(3000)
+    model = DSGRegressor(sigma=0.5, warm_start=True, max_iter=2, tol=None, **SMALL).fit(X, y)
+    first = (model.sigma_, model.alpha_, model.n_components_, model.best_validation_score_)
+    model.fit(X, y)
+    assert (model.sigma_, model.alpha_, model.n_components_) == first[:3]
+    assert model.best_validation_score_ >= first[3] - 1e-3 * abs(first[3])
+    cold = DSGRegressor(sigma=0.5, max_iter=2, tol=None, **SMALL).fit(X, y)
+    assert cold.feature_growth_[0]["n_components"] == 128  # a cold fit starts over
+
+
+def test_seeded_default_fits_are_identical():
+    X, y = make_classification(1500, 6, random_state=0)
+    a = DSGClassifier(**SMALL).fit(X, y).decision_function(X)
+    b = DSGClassifier(**SMALL).fit(X, y).decision_function(X)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_classifier_defaults_learn_a_nonlinear_boundary():
+    from sklearn.datasets import make_moons
+
+    X, y = make_moons(3000, noise=0.2, random_state=0)
+    X_test, y_test = make_moons(2000, noise=0.2, random_state=1)
+    clf = DSGClassifier(**SMALL).fit(X, y)
+    assert clf.score(X_test, y_test) > 0.95  # Bayes accuracy ≈ 0.97
+    assert clf.predict_proba(X_test).shape == (2000, 2)
+
+
+def test_too_few_rows_to_hold_out_say_so():
+    with pytest.raises(ValueError, match="n_samples=1 is too few"):
+        DSGRegressor().fit([[0.0, 1.0]], [1.0])
+    model = DSGRegressor(sigma=1.0, alpha=1e-3, early_stopping=False, **SMALL).fit([[0.0], [1.0]], [0.0, 1.0])
+    assert model.predict([[0.5]]).shape == (1,)
+
+
+@pytest.mark.parametrize("params, match", [
+    (dict(solver="newton"), "solver"),
+    (dict(validation_fraction=1.0), "validation_fraction"),
+    (dict(n_iter_no_change=0), "n_iter_no_change"),
+    (dict(tol=-1.0), "tol"),
+    (dict(alpha="large"), "alpha"),
+])
+def test_bad_solver_parameters_are_refused(params, match):
+    X, y, _ = _regression(200)
+    with pytest.raises(ValueError, match=match):
+        DSGRegressor(**params).fit(X, y)
+
+
+def test_one_pass_solver_is_the_papers_algorithm():
+    X, y, _ = _regression(4096)
+    model = DSGRegressor(solver="one_pass", **SMALL).fit(X, y)
+    assert model.t_ == 32 and model.n_components_ == 32 * 128  # one new block per step (two passes)
+    assert not hasattr(model, "alpha_")
+
+
+def test_stream_budget_grows_with_the_rows_seen():
+    X, y, _ = _regression(8192)
+    model = DSGRegressor(**SMALL)
+    for i in range(0, 8192, 1024):
+        model.partial_fit(X[i:i + 1024], y[i:i + 1024])
+    assert model.n_components_ <= default_features(8192)
+    assert model.expansion_.max_blocks == default_features(8192) // 128
+    assert model.t_ == 32
