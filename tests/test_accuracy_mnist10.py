@@ -29,7 +29,7 @@ def test_auto_precond_eps_is_light_for_softmax_only():
                             ("binary", np.arange(60) % 2, {}),
                             ("one_vs_rest", np.arange(60) % 3, {"loss": "hinge"}),
                             ("given", np.arange(60) % 3, {"precond_eps": 0.7})]:
-        clf = DSGClassifier(block_size=8, batch_size=16, max_iter=1, random_state=0, **params)
+        clf = DSGClassifier(solver="one_pass", block_size=8, batch_size=16, max_iter=1, random_state=0, **params)
         fitted[name] = clf.fit(X, y)._solver_config().precond_eps
         assert clf.precond_eps == params.get("precond_eps", "auto")  # the parameter is kept as given
     assert fitted == {"softmax": PRECOND_EPS_SOFTMAX, "binary": PRECOND_EPS_BINARY,
@@ -49,7 +49,7 @@ def mnist10():
 @pytest.fixture(scope="module")
 def rbf_error(mnist10):
     X, y, X_test, y_test = mnist10
-    return 1 - DSGClassifier(kernel="rbf", random_state=0).fit(X, y).score(X_test, y_test)
+    return 1 - DSGClassifier(kernel="rbf", solver="one_pass", random_state=0).fit(X, y).score(X_test, y_test)
 
 
 @pytest.mark.slow
@@ -61,5 +61,5 @@ def test_rbf_default_is_a_reasonable_reference(rbf_error):
 @pytest.mark.parametrize("kernel", ["chi2", "arccos"])
 def test_kernel_within_one_point_of_rbf(mnist10, rbf_error, kernel):
     X, y, X_test, y_test = mnist10
-    error = 1 - DSGClassifier(kernel=kernel, random_state=0).fit(X, y).score(X_test, y_test)
+    error = 1 - DSGClassifier(kernel=kernel, solver="one_pass", random_state=0).fit(X, y).score(X_test, y_test)
     assert error <= rbf_error + 0.01, (kernel, error, rbf_error)

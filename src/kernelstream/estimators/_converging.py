@@ -36,6 +36,8 @@ ALPHAS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7)
 GROWTH_TOL = 1e-3
 #: epochs per candidate in the race (early stopping usually ends them sooner)
 RACE_MAX_ITER = 20
+#: blocks of each candidate in the race (a larger explicit budget is used only by the winner)
+RACE_BLOCKS = 1
 #: epochs of the preconditioned solver with ``max_iter="auto"``
 MAX_ITER = 100
 
@@ -75,8 +77,8 @@ class ConvergingMixin:
                 self.device_ = resolve_device(self.device)
                 self._fit_target_scaling(y)
             weight = sample_weight * self._class_weights(self._targets(y, X.shape[0]))
-            train, validation = self._split(X, y, weight, rng)
-            problem = self._problem(train, validation)
+            train_rows, val_rows = self._split(y, X.shape[0], rng)
+            problem = self._problem(X, y, weight, train_rows, val_rows)
             if warm:
                 feature_map, alphas, J = self.expansion_.feature_map, [self.alpha_], self.expansion_.n_blocks
                 result, J, history = grow_features(problem, feature_map, alphas, self._control(),
@@ -90,13 +92,11 @@ class ConvergingMixin:
         return self
 
     # -- pieces ------------------------------------------------------------------------------
-    def _split(self, X, y, weight, rng):
-        """``(X, y, w)`` for training and for validation (``None`` when neither early stopping
-        nor the race needs one: then every row trains)."""
+    def _split(self, y, n: int, rng) -> tuple[np.ndarray, np.ndarray | None]:
+        """Row indices to train and to validate on (``None`` when neither early stopping nor
+        the race needs validation rows: then every row trains)."""
         if not self.early_stopping and not self._needs_race():
-            order = rng.permutation(X.shape[0])
-            return (X[order], y[order], weight[order]), None
-        n = X.shape[0]
+            return rng.permutation(n), None
         n_val = math.ceil(self.validation_fraction * n)
         if n - n_val < 1:
             raise ValueError(f"n_samples={n} is too few to hold out validation_fraction="
@@ -105,11 +105,10 @@ class ConvergingMixin:
                              "for sigma and alpha.")
         rows, seed = np.arange(n), rng.randint(2**31)
         try:
-            train_rows, val_rows = train_test_split(rows, test_size=n_val, random_state=seed,
-                                                    stratify=self._stratify_labels(y))
+            return tuple(train_test_split(rows, test_size=n_val, random_state=seed,
+                                          stratify=self._stratify_labels(y)))
         except ValueError:  # a class too small to stratify
-            train_rows, val_rows = train_test_split(rows, test_size=n_val, random_state=seed)
-        return (X[train_rows], y[train_rows], weight[train_rows]), (X[val_rows], y[val_rows], weight[val_rows])
+            return tuple(train_test_split(rows, test_size=n_val, random_state=seed))
 
     def _stratify_labels(self, y):
         return None
@@ -117,16 +116,19 @@ class ConvergingMixin:
     def _needs_race(self) -> bool:
         return self.sigma == "auto" or self.alpha == "auto"
 
-    def _tensors(self, X, y, weight):
+    def _problem(self, X, y, weight, train_rows, val_rows) -> Problem:
+        """The solver's view: the data as tensors once, the training rows by index."""
         dtype, device = self._torch_dtype(), self.device_
-        targets = self._targets(y, X.shape[0])
-        return (to_tensor(X, dtype, device), self._target_tensor(targets, device),
-                torch.as_tensor(weight, dtype=dtype, device=device))
-
-    def _problem(self, train, validation) -> Problem:
-        validation = None if validation is None else self._tensors(*validation)
-        return Problem(*self._tensors(*train), validation, self._make_loss(), self._n_outputs(),
-                       min(self.batch_size, train[0].shape[0]), self.seed_ % 2**32)
+        X_t = to_tensor(X, dtype, device)
+        y_t = self._target_tensor(self._targets(y, X.shape[0]), device)
+        w_t = torch.as_tensor(weight, dtype=dtype, device=device)
+        validation = None
+        if val_rows is not None:
+            val = torch.as_tensor(val_rows, device=device)
+            validation = (X_t[val], y_t[val], w_t[val])
+        return Problem(X_t, y_t, w_t, validation, self._make_loss(), self._n_outputs(),
+                       min(self.batch_size, len(train_rows)), self.seed_ % 2**32,
+                       torch.as_tensor(train_rows, device=device))
 
     def _control(self, max_iter=None) -> EpochControl:
         epochs = MAX_ITER if self.max_iter == "auto" else int(self.max_iter)
@@ -146,7 +148,7 @@ class ConvergingMixin:
 
     def _select(self, problem: Problem, X):
         """Feature map, ``α`` candidates and starting blocks, racing the bandwidth when "auto"."""
-        block_size, J, max_blocks = self._block_layout(problem.X.shape[0])
+        block_size, J, max_blocks = self._block_layout(problem.n_train)
         kernel = self.kernel
 
         def make_map(sigma: float):
@@ -162,7 +164,7 @@ class ConvergingMixin:
         self.cv_results_ = None
         if len(sigmas) > 1:
             sigma, records = race_bandwidths(problem, make_map, sigmas, alphas,
-                                             self._control(RACE_MAX_ITER), J)
+                                             self._control(RACE_MAX_ITER), min(J, RACE_BLOCKS))
             self.cv_results_ = _cv_results(records)
         else:
             sigma = sigmas[0]

@@ -51,13 +51,24 @@ MAX_RANK = 1024
 #: eigenvalues below ``SKETCH_OVERSAMPLING/s`` (times ``max‖φ̃‖²``) of an ``s``-row sketch are
 #: left in the flat tail: smaller ones are underestimated, and inverting them diverges
 SKETCH_OVERSAMPLING = 4
+#: bytes of block parameters drawn at once by :func:`feature_matrix`
+_PARAM_BYTES = 4 * 2**20
 #: rows per feature chunk: a chunk of features holds at most this many floats
 _CHUNK_FLOATS = 1 << 23
 
 
-def feature_matrix(feature_map: FeatureMap, X: torch.Tensor, n_blocks: int) -> torch.Tensor:
-    """``φ(X) = [ψ_1(X) … ψ_J(X)]/√J``, ``(n, J·r)`` (scaled in place: no second copy)."""
-    return feature_map.features(X, range(n_blocks)).reshape(X.shape[0], -1).mul_(n_blocks**-0.5)
+def feature_matrix(feature_map: FeatureMap, X: torch.Tensor, n_blocks: int,
+                   out: torch.Tensor | None = None) -> torch.Tensor:
+    """``φ(X) = [ψ_1(X) … ψ_J(X)]/√J``, ``(n, J·r)``, evaluated a few blocks at a time so that
+    the drawn parameters held at once stay near ``_PARAM_BYTES`` whatever ``d``."""
+    n, r = X.shape[0], feature_map.block_size
+    if out is None:
+        out = torch.empty((n, n_blocks * r), dtype=X.dtype, device=X.device)
+    group = max(1, _PARAM_BYTES // (feature_map.block_param_numel() * X.element_size()))
+    for j in range(0, n_blocks, group):
+        blocks = range(j, min(j + group, n_blocks))
+        out[:, j * r:blocks.stop * r] = feature_map.features(X, blocks).reshape(n, -1)
+    return out.mul_(n_blocks**-0.5)
 
 
 def _row_chunks(n: int, D: int) -> Iterator[slice]:
@@ -111,31 +122,63 @@ def sketch_preconditioner(feature_map: FeatureMap, n_blocks: int, X_sketch: torc
                           loss: Loss, alphas, batch_size: int) -> Preconditioner:
     """The top eigenpairs of ``Φ̃_sᵀΦ̃_s/s`` on the sketch rows ``X_sketch`` (``s × d``).
 
-    With ``D + 1 ≤ s`` the ``(D+1)²`` covariance is factored, else the ``s × s`` Gram
-    ``Φ̃_sΦ̃_sᵀ/s`` and ``V = Φ̃_sᵀ U Λ^{-1/2}/√s`` (same non-zero spectrum).
+    With ``D + 1 ≤ s`` the ``(D+1)²`` covariance is accumulated over row chunks and factored,
+    else the ``s × s`` Gram ``Φ̃_sΦ̃_sᵀ/s`` over block groups, with ``V = Φ̃_sᵀ U Λ^{-1/2}/√s``
+    (same non-zero spectrum). Either way the ``s × D`` feature matrix is never held: memory is
+    ``O(min(s, D)² + D·k)``.
     """
-    s = X_sketch.shape[0]
-    Phi = _augmented(feature_matrix(feature_map, X_sketch, n_blocks)).double()  # (s, D+1)
-    dim = Phi.shape[1]
-    if dim <= s:
-        lam, V = torch.linalg.eigh(Phi.T @ Phi / s)
-        lam, V = lam.flip(0).clamp_min(0), V.flip(1)
+    s, D = X_sketch.shape[0], n_blocks * feature_map.block_size
+    if D + 1 <= s:
+        lam, V, sq_norms = _covariance_eigen(feature_map, n_blocks, X_sketch)
     else:
-        lam, U = torch.linalg.eigh(Phi @ Phi.T / s)
-        lam, U = lam.flip(0).clamp_min(0), U.flip(1)
-        keep = lam > lam[0] * 1e-12
-        lam, U = lam[keep], U[:, keep]
-        V = Phi.T @ (U / torch.sqrt(s * lam))
-    kappa = float((Phi * Phi).sum(dim=1).max())
+        lam, V, sq_norms = _gram_eigen(feature_map, n_blocks, X_sketch)
+    kappa = float(sq_norms.max())
     above = int((lam >= kappa / min(batch_size, s / SKETCH_OVERSAMPLING)).sum())
     k = max(1, min(above, lam.shape[0] - 1, MAX_RANK))
-    V = V[:, :k]
-    projections = (Phi @ V) ** 2  # (v_iᵀφ̃)² per sketch row
-    norms = (Phi * Phi).sum(dim=1)  # ‖φ̃‖²
+    V = V[:, :k].contiguous()
+    projections = torch.cat([(_augmented(feature_matrix(feature_map, X_sketch[rows], n_blocks)).double()
+                              @ V) ** 2 for rows in _row_chunks(s, D)])  # (v_iᵀφ̃)² per sketch row
     return Preconditioner(V=V.to(X_sketch.dtype), eigenvalues=lam[: k + 1].clone(),
                           curvature=1.0 / loss.step_scale,
                           alphas=torch.as_tensor(alphas, dtype=torch.float64),
-                          beta_rows=(norms, projections))
+                          beta_rows=(sq_norms, projections))
+
+
+def _covariance_eigen(feature_map, n_blocks, X):
+    """Descending eigenpairs of ``Φ̃ᵀΦ̃/s`` (``D + 1 ≤ s``) and the rows' ``‖φ̃‖²``."""
+    s, D = X.shape[0], n_blocks * feature_map.block_size
+    cov = torch.zeros((D + 1, D + 1), dtype=torch.float64, device=X.device)
+    sq_norms = torch.empty(s, dtype=torch.float64, device=X.device)
+    for rows in _row_chunks(s, D):
+        Phi = _augmented(feature_matrix(feature_map, X[rows], n_blocks)).double()
+        cov += Phi.T @ Phi
+        sq_norms[rows] = (Phi * Phi).sum(dim=1)
+    lam, V = torch.linalg.eigh(cov / s)
+    return lam.flip(0).clamp_min(0), V.flip(1), sq_norms
+
+
+def _gram_eigen(feature_map, n_blocks, X):
+    """Descending eigenpairs of ``Φ̃ᵀΦ̃/s`` through the ``s × s`` Gram (``D + 1 > s``)."""
+    s, r = X.shape[0], feature_map.block_size
+    gram = torch.ones((s, s), dtype=torch.float64, device=X.device)  # the intercept's column
+    group = max(1, min(_CHUNK_FLOATS // (s * r),
+                       _PARAM_BYTES // (feature_map.block_param_numel() * X.element_size())))
+    for j in range(0, n_blocks, group):
+        blocks = range(j, min(j + group, n_blocks))
+        Psi = feature_map.features(X, blocks).reshape(s, -1).double() / n_blocks**0.5
+        gram += Psi @ Psi.T
+    lam, U = torch.linalg.eigh(gram / s)
+    lam, U = lam.flip(0).clamp_min(0), U.flip(1)
+    keep = lam > lam[0] * 1e-12
+    lam, U = lam[keep], U[:, keep]
+    scaled = U / torch.sqrt(s * lam)  # V = Φ̃ᵀ U Λ^{-1/2} / √s, block by block
+    V = torch.empty((n_blocks * r + 1, lam.shape[0]), dtype=torch.float64, device=X.device)
+    for j in range(0, n_blocks, group):
+        blocks = range(j, min(j + group, n_blocks))
+        Psi = feature_map.features(X, blocks).reshape(s, -1).double() / n_blocks**0.5
+        V[j * r:blocks.stop * r] = Psi.T @ scaled
+    V[-1] = scaled.sum(dim=0)
+    return lam, V, torch.diagonal(gram).clone()
 
 
 @dataclass

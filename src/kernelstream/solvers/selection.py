@@ -14,6 +14,7 @@ Both drive :func:`kernelstream.solvers.preconditioned.run_epochs`:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Callable
@@ -39,7 +40,8 @@ SKETCH_PER_FEATURE = 16
 
 @dataclass
 class Problem:
-    """Training rows, optional validation rows, the loss and the batching."""
+    """Rows ``train_rows`` of ``(X, y, weight)`` to train on (all when ``None``: no copy of the
+    data is made), optional validation rows, the loss and the batching."""
 
     X: torch.Tensor
     y: torch.Tensor
@@ -49,20 +51,29 @@ class Problem:
     n_outputs: int
     batch_size: int
     seed: int
+    train_rows: torch.Tensor | None = None
+
+    @property
+    def n_train(self) -> int:
+        return self.X.shape[0] if self.train_rows is None else self.train_rows.shape[0]
+
+    def index(self, positions: torch.Tensor) -> torch.Tensor:
+        """Rows of ``X`` at ``positions`` among the training rows."""
+        return positions if self.train_rows is None else self.train_rows[positions]
 
     def rows(self, n_rows: int) -> "Problem":
         """The first ``n_rows`` training rows (already shuffled by the caller)."""
-        return Problem(self.X[:n_rows], self.y[:n_rows], self.weight[:n_rows], self.validation,
-                       self.loss, self.n_outputs, self.batch_size, self.seed)
+        first = self.index(torch.arange(min(n_rows, self.n_train), device=self.X.device))
+        return dataclasses.replace(self, train_rows=first)
 
 
 def _batches(problem: Problem) -> Callable:
-    n = problem.X.shape[0]
+    n = problem.n_train
     n_batches = max(1, round(n / problem.batch_size))
 
     def batches(epoch: int):
         order = torch.from_numpy(np.random.default_rng((problem.seed, epoch)).permutation(n))
-        parts = torch.tensor_split(order.to(problem.X.device), n_batches)
+        parts = torch.tensor_split(problem.index(order.to(problem.X.device)), n_batches)
         return n_batches, ((problem.X[p], problem.y[p], problem.weight[p]) for p in parts)
 
     return batches
@@ -77,10 +88,10 @@ def train(problem: Problem, feature_map: FeatureMap, n_blocks: int, alphas, cont
           theta: torch.Tensor | None = None, callback=None) -> FitResult:
     """Preconditioned SGD on the first ``n_blocks`` blocks from ``theta`` (zeros when ``None``)."""
     D = n_blocks * feature_map.block_size
-    n = problem.X.shape[0]
+    n = problem.n_train
     s = _sketch_rows(n, D)
     sketch = torch.from_numpy(np.random.default_rng((problem.seed, 2**31)).choice(n, s, replace=False))
-    precond = sketch_preconditioner(feature_map, n_blocks, problem.X[sketch.to(problem.X.device)],
+    precond = sketch_preconditioner(feature_map, n_blocks, problem.X[problem.index(sketch.to(problem.X.device))],
                                     problem.loss, alphas, problem.batch_size)
     if theta is None:
         theta = problem.X.new_zeros((D + 1, len(alphas) * problem.n_outputs))
@@ -128,7 +139,7 @@ def race_bandwidths(problem: Problem, make_map: Callable[[float], FeatureMap], s
     """Successive halving over ``sigmas``; returns the winner and one record per trained
     ``(rung, sigma, alpha)``."""
     alive, records, rung = list(sigmas), [], 0
-    n = problem.X.shape[0]
+    n = problem.n_train
     while True:
         rows = min(n, RACE_ROWS * 4**rung)
         subproblem = problem.rows(rows)
