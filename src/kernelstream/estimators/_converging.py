@@ -70,6 +70,7 @@ class ConvergingMixin:
         with self._unchanged_on_error():
             warm = self.warm_start and hasattr(self, "expansion_") and hasattr(self, "alpha_")
             X, y, sample_weight = self._validated(X, y, sample_weight, first=not warm)
+            self._check_fit_targets(y, sample_weight)
             rng = check_random_state(self.random_state)
             seed = draw_seed(rng)  # drawn on warm starts too: the same validation rows
             if not warm:
@@ -113,6 +114,9 @@ class ConvergingMixin:
     def _stratify_labels(self, y):
         return None
 
+    def _check_fit_targets(self, y, sample_weight) -> None:
+        """Refuse targets the solver cannot learn from (the classifier: one weighted class)."""
+
     def _needs_race(self) -> bool:
         return self.sigma == "auto" or self.alpha == "auto"
 
@@ -126,6 +130,11 @@ class ConvergingMixin:
         if val_rows is not None:
             val = torch.as_tensor(val_rows, device=device)
             validation = (X_t[val], y_t[val], w_t[val])
+            if not float(validation[2].sum()) > 0:
+                raise ValueError(f"The {len(val_rows)} validation rows (validation_fraction="
+                                 f"{self.validation_fraction}) all have sample_weight 0, so they "
+                                 "cannot score the model; give them weight, or set "
+                                 "early_stopping=False with numbers for sigma and alpha.")
         return Problem(X_t, y_t, w_t, validation, self._make_loss(), self._n_outputs(),
                        min(self.batch_size, len(train_rows)), self.seed_ % 2**32,
                        torch.as_tensor(train_rows, device=device))

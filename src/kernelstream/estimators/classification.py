@@ -190,3 +190,9 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
 
     def _stratify_labels(self, y):
         return y
+
+    def _check_fit_targets(self, y, sample_weight) -> None:
+        weighted = np.unique(y[sample_weight > 0])
+        if len(weighted) < 2:
+            raise ValueError("fit needs rows of at least 2 classes with positive sample_weight; "
+                             f"only class {weighted.tolist()} has any.")

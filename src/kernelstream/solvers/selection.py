@@ -131,6 +131,9 @@ def grow_features(problem: Problem, feature_map: FeatureMap, alphas, control: Ep
         if J >= max_blocks:
             break
         J = min(2 * J, max_blocks)
+    if best is None:
+        raise FloatingPointError(f"The monitored loss is not finite ({history[-1][1]}); "
+                                 "standardise X, and check y and sample_weight.")
     return best, best_J, history
 
 
