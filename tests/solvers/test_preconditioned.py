@@ -9,7 +9,7 @@ from scipy.optimize import minimize
 
 from kernelstream.features import make_feature_map
 from kernelstream.losses import get_loss
-from kernelstream.solvers.preconditioned import (EpochControl, _tail_average, feature_matrix,
+from kernelstream.solvers.preconditioned import (INTERCEPT_FEATURE, EpochControl, _tail_average, feature_matrix,
                                                  run_epochs, sketch_preconditioner)
 from kernelstream.solvers.selection import Problem, _widened, grow_features, race_bandwidths, train
 
@@ -47,8 +47,10 @@ def test_squared_loss_reaches_the_closed_form_ridge_solution():
     problem = _problem(X, y, get_loss("squared"))
     result = train(problem, fm, D_BLOCKS, [alpha], EpochControl(max_iter=30, tol=None))
     exact = _ridge(feature_matrix(fm, X, D_BLOCKS), y, alpha)
-    Phi = torch.cat([feature_matrix(fm, X, D_BLOCKS), torch.ones(X.shape[0], 1, dtype=X.dtype)], 1)
-    gap = ((Phi @ result.theta - Phi @ exact) ** 2).mean() / (Phi @ exact).var()
+    Phi = feature_matrix(fm, X, D_BLOCKS)
+    ours = Phi @ result.theta[:-1] + INTERCEPT_FEATURE * result.theta[-1]
+    closed = Phi @ exact[:-1] + exact[-1]
+    gap = ((ours - closed) ** 2).mean() / closed.var()
     assert gap < 1e-4
 
 
@@ -63,10 +65,10 @@ def test_logistic_loss_reaches_the_optimum_of_the_same_objective():
     D = Phi.shape[1]
 
     def objective(theta):
-        u = Phi @ theta[:D] + theta[D]
+        u = Phi @ theta[:D] + INTERCEPT_FEATURE * theta[D]
         value = np.logaddexp(0, -t * u).mean() + alpha / 2 * theta[:D] @ theta[:D]
         g = -t * 0.5 * (1 - np.tanh(t * u / 2))  # dℓ/du = −t σ(−tu)
-        return value, np.append(Phi.T @ g / len(t) + alpha * theta[:D], g.mean())
+        return value, np.append(Phi.T @ g / len(t) + alpha * theta[:D], INTERCEPT_FEATURE * g.mean())
 
     best = minimize(objective, np.zeros(D + 1), jac=True, method="L-BFGS-B", options=dict(maxiter=5000, gtol=1e-10))
     ours = objective(result.theta[:, 0].numpy())[0]
@@ -87,7 +89,8 @@ def test_preconditioner_inverts_the_curvature_on_its_top_subspace():
     X, _ = _data(2000)
     fm, loss, alpha = _map(), get_loss("logistic"), 1e-3
     P = sketch_preconditioner(fm, D_BLOCKS, X, loss, [alpha], batch_size=256)
-    Phi = torch.cat([feature_matrix(fm, X, D_BLOCKS), torch.ones(X.shape[0], 1, dtype=X.dtype)], 1)
+    Phi = torch.cat([feature_matrix(fm, X, D_BLOCKS),
+                     torch.full((X.shape[0], 1), INTERCEPT_FEATURE, dtype=X.dtype)], 1)
     H = Phi.T @ Phi / X.shape[0] / loss.step_scale + alpha * torch.eye(Phi.shape[1], dtype=X.dtype)
     v = P.V[:, :5]
     torch.testing.assert_close(P.apply(H @ v, 1), v, rtol=1e-6, atol=1e-6)
@@ -114,8 +117,8 @@ def test_widening_keeps_the_function():
     fm = _map()
     theta = torch.randn(D_BLOCKS * R + 1, 1, dtype=X.dtype)
     wide = _widened(theta, D_BLOCKS, 2 * D_BLOCKS, R)
-    before = feature_matrix(fm, X, D_BLOCKS) @ theta[:-1] + theta[-1]
-    after = feature_matrix(fm, X, 2 * D_BLOCKS) @ wide[:-1] + wide[-1]
+    before = feature_matrix(fm, X, D_BLOCKS) @ theta[:-1] + INTERCEPT_FEATURE * theta[-1]
+    after = feature_matrix(fm, X, 2 * D_BLOCKS) @ wide[:-1] + INTERCEPT_FEATURE * wide[-1]
     torch.testing.assert_close(before, after)
 
 

@@ -22,7 +22,7 @@ from .._validation import Integral, Interval, Real, StrOptions
 from ..expansion import Expansion
 from ..features import kernel_class, make_feature_map, resolve_bandwidth
 from ..rng import draw_seed
-from ..solvers.preconditioned import EpochControl
+from ..solvers.preconditioned import INTERCEPT_FEATURE, EpochControl
 from ..solvers.selection import Problem, grow_features, race_bandwidths
 from ._budget import default_features
 
@@ -180,11 +180,11 @@ class ConvergingMixin:
         return make_map(sigma), alphas, (J, max_blocks)
 
     def _theta(self) -> torch.Tensor:
-        """The fitted expansion as ``θ = [W; b]`` (``W_j = √J c_j``), one column block."""
+        """The fitted expansion as ``θ = [W; b/c]`` (``W_j = √J c_j``), one column block."""
         e = self.expansion_
         coef, intercept = e.prediction_parameters()
         W = coef.reshape(-1, e.n_outputs) * math.sqrt(e.n_blocks)
-        return torch.cat([W, intercept.reshape(1, -1).to(W.dtype)]).to(self._torch_dtype())
+        return torch.cat([W, intercept.reshape(1, -1).to(W.dtype) / INTERCEPT_FEATURE]).to(self._torch_dtype())
 
     def _progress(self):
         if not self.verbose:
@@ -200,7 +200,7 @@ class ConvergingMixin:
         D = J * feature_map.block_size
         expansion = Expansion(feature_map, C, dtype=self._torch_dtype(), device=self.device_)
         coef = (theta[:D] / math.sqrt(J)).reshape(J, feature_map.block_size, C)
-        expansion.load_prediction_state(coef, theta[D].double(), result.n_steps)
+        expansion.load_prediction_state(coef, INTERCEPT_FEATURE * theta[D].double(), result.n_steps)
         self.alpha_ = float(alphas[best])
         self.loss_curve_ = list(result.loss_curve)
         self.validation_scores_ = ([-v[best] for v in result.validation_curve]

@@ -6,7 +6,7 @@ The model is ``f(x) = φ(x)ᵀW + b`` over ``D = J·r`` features, ``φ = [ψ_1 �
     F(W, b) = (1/n) Σ_i w_i ℓ(f(x_i), y_i) + α/2 ‖W‖²
 
 whose minimiser is the random-feature approximation of the kernel machine of Dai et al.
-Write ``θ = [W; b]`` and ``φ̃ = [φ; 1]``. A step on a batch of ``b`` rows is
+Write ``θ = [W; b/c]`` and ``φ̃ = [φ; c]`` (``c = INTERCEPT_FEATURE``). A step on a batch of ``b`` rows is
 
     θ ← θ − η P ∇F_batch(θ),   P = V diag(1/(Lλ_i + α)) Vᵀ + (I − VVᵀ)/(Lλ_{k+1} + α)
 
@@ -43,7 +43,7 @@ import torch
 from ..features.base import FeatureMap
 from ..losses import Loss
 
-__all__ = ["Preconditioner", "FitResult", "sketch_preconditioner", "run_epochs",
+__all__ = ["INTERCEPT_FEATURE", "Preconditioner", "FitResult", "sketch_preconditioner", "run_epochs",
            "feature_matrix", "MAX_RANK"]
 
 #: most eigenvectors kept in the preconditioner (``(D + 1)·k`` floats)
@@ -51,6 +51,11 @@ MAX_RANK = 1024
 #: eigenvalues below ``SKETCH_OVERSAMPLING/s`` (times ``max‖φ̃‖²``) of an ``s``-row sketch are
 #: left in the flat tail: smaller ones are underestimated, and inverting them diverges
 SKETCH_OVERSAMPLING = 4
+#: the intercept is the coefficient of a constant feature of this value (``b = c·θ_{D}``): small,
+#: so that it adds little to ``max‖φ̃‖²`` (``1 + c²``), which sets how far an epoch converges the
+#: directions below the preconditioner's rank (``≈ n·η·λ/max‖φ̃‖²``); its own direction is
+#: preconditioned like any other
+INTERCEPT_FEATURE = 0.1
 #: bytes of block parameters drawn at once by :func:`feature_matrix`
 _PARAM_BYTES = 4 * 2**20
 #: rows per feature chunk: a chunk of features holds at most this many floats
@@ -115,7 +120,8 @@ class Preconditioner:
 
 
 def _augmented(Phi: torch.Tensor) -> torch.Tensor:
-    return torch.cat([Phi, Phi.new_ones((Phi.shape[0], 1))], dim=1)
+    """``φ̃ = [φ; c]`` with ``c = INTERCEPT_FEATURE``."""
+    return torch.cat([Phi, Phi.new_full((Phi.shape[0], 1), INTERCEPT_FEATURE)], dim=1)
 
 
 def sketch_preconditioner(feature_map: FeatureMap, n_blocks: int, X_sketch: torch.Tensor,
@@ -213,7 +219,7 @@ def _outputs(feature_map, n_blocks, X, theta):
     D = theta.shape[0] - 1
     out = torch.empty((X.shape[0], theta.shape[1]), dtype=theta.dtype, device=theta.device)
     for rows in _row_chunks(X.shape[0], D):
-        out[rows] = feature_matrix(feature_map, X[rows], n_blocks) @ theta[:D] + theta[D]
+        out[rows] = feature_matrix(feature_map, X[rows], n_blocks) @ theta[:D] + INTERCEPT_FEATURE * theta[D]
     return out
 
 
@@ -224,9 +230,10 @@ def batch_gradient(feature_map, n_blocks, X, y, weight, theta, loss, alphas_cols
     total = torch.zeros(n_alphas, dtype=torch.float64, device=theta.device)
     for rows in _row_chunks(X.shape[0], D):
         Phi = feature_matrix(feature_map, X[rows], n_blocks)  # (m, D)
-        G, value = _column_losses(loss, Phi @ theta[:D] + theta[D], y[rows], weight[rows], n_alphas)
+        U = Phi @ theta[:D] + INTERCEPT_FEATURE * theta[D]
+        G, value = _column_losses(loss, U, y[rows], weight[rows], n_alphas)
         grad[:D] += Phi.T @ G
-        grad[D] += G.sum(dim=0)
+        grad[D] += INTERCEPT_FEATURE * G.sum(dim=0)
         total += value.double()
     b = X.shape[0]
     grad /= b

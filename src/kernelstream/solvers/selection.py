@@ -30,6 +30,8 @@ __all__ = ["Problem", "train", "grow_features", "race_bandwidths", "RACE_ROWS", 
 
 #: rows of the first rung of the race (each later rung has 4× more)
 RACE_ROWS = 4096
+#: epochs per feature size while the features may still grow (the size kept trains on)
+STAGE_EPOCHS = 8
 #: each rung keeps the best ``1/HALVING`` of the candidates (five bandwidths: 5 → 2 → 1)
 HALVING = 3
 #: sketch rows for the preconditioner when ``D + 1`` exceeds them (the ``s × s`` route)
@@ -112,29 +114,50 @@ def grow_features(problem: Problem, feature_map: FeatureMap, alphas, control: Ep
                   start_blocks: int, max_blocks: int, growth_tol: float,
                   theta: torch.Tensor | None = None, callback=None) -> tuple[FitResult, int, list]:
     """Train on ``start_blocks``, doubling while the best monitored loss improves by more than
-    ``growth_tol`` (relative; the last, smaller gain is kept but ends the growth). Returns the
-    best result, its number of blocks and the history
-    ``[(n_blocks, best loss, epochs)]``."""
+    ``growth_tol`` (relative; the last, smaller gain is kept but ends the growth). While the
+    features may still grow, each size trains at most ``STAGE_EPOCHS`` epochs (enough to tell
+    whether more features help); the size kept then trains on to ``control``'s stopping rule.
+    Returns the best result, its number of blocks and the history ``[(n_blocks, best loss,
+    epochs)]``."""
     J = start_blocks
+    stage = (dataclasses.replace(control, max_iter=min(control.max_iter, STAGE_EPOCHS))
+             if max_blocks > start_blocks else control)
     best, best_J, history = None, J, []
     while True:
-        start = None if best is None else _widened(best.theta, best_J, J, feature_map.block_size)
-        result = train(problem, feature_map, J, alphas, control,
-                       theta if best is None else start, callback)
+        start = theta if best is None else _widened(best.theta, best_J, J, feature_map.block_size)
+        result = train(problem, feature_map, J, alphas, stage, start, callback)
         loss = float(result.best_loss.min())
         history.append((J, loss, result.n_epochs))
         previous = math.inf if best is None else float(best.best_loss.min())
         if loss < previous:  # keep the better model even when the gain is too small to go on
             best, best_J = result, J
-        if not loss < previous * (1 - growth_tol):
-            break
-        if J >= max_blocks:
+        if not loss < previous * (1 - growth_tol) or J >= max_blocks:
             break
         J = min(2 * J, max_blocks)
     if best is None:
         raise FloatingPointError(f"The monitored loss is not finite ({history[-1][1]}); "
                                  "standardise X, and check y and sample_weight.")
+    if best.n_epochs >= stage.max_iter and stage.max_iter < control.max_iter:
+        best = _continued(problem, feature_map, best_J, alphas, control, best, callback)
+        history.append((best_J, float(best.best_loss.min()), best.n_epochs))
     return best, best_J, history
+
+
+def _continued(problem, feature_map, n_blocks, alphas, control, best: FitResult, callback) -> FitResult:
+    """``best`` trained on from its iterate for the epochs ``control`` has left."""
+    rest = dataclasses.replace(control, max_iter=control.max_iter - best.n_epochs)
+    more = train(problem, feature_map, n_blocks, alphas, rest, best.theta.clone(), callback)
+    better = more.best_loss < best.best_loss
+    columns = problem.n_outputs
+    for a in torch.nonzero(better).flatten().tolist():
+        best.theta[:, a * columns:(a + 1) * columns] = more.theta[:, a * columns:(a + 1) * columns]
+        best.best_loss[a] = more.best_loss[a]
+        best.best_epoch[a] = best.n_epochs + more.best_epoch[a]
+    best.loss_curve += more.loss_curve
+    best.validation_curve += more.validation_curve
+    best.n_epochs += more.n_epochs
+    best.n_steps += more.n_steps
+    return best
 
 
 def race_bandwidths(problem: Problem, make_map: Callable[[float], FeatureMap], sigmas, alphas,
