@@ -5,9 +5,14 @@
   libsvm ``SVC`` (full training set). Each method runs a ladder of model sizes from cheap to
   expensive; its time is the fit time of the first rung that reaches the target (the fastest
   size that does), test-set evaluation excluded.
-- 2-D synthetic regression, 2^20 training points: time for ``DSGRegressor`` (streamed with
-  ``partial_fit`` in chunks, test MSE checked between chunks, untimed) and GPyTorch SVGP to reach
-  the test MSE (against the noise-free f) of ``RBFSampler(1024)+Ridge`` fitted on all points.
+- 2-D synthetic regression, 2^20 (and 2^18) training points: the test MSE (against the
+  noise-free f) of ``RBFSampler(1024)+Ridge`` fitted on all points, and its time, against
+  ``DSGRegressor(sigma=0.1×median, alpha=1e-6)`` with every other parameter at its default
+  (``fit`` on all points), the paper's one-pass algorithm streamed with ``partial_fit`` in
+  chunks (test MSE checked between chunks, untimed) and GPyTorch SVGP.
+- Our classifiers three ways: the defaults (bandwidth race, α columns, feature growth, early
+  stopping), the preconditioned solver at the peers' bandwidth over a ladder of budgets, and the
+  paper's one-pass algorithm.
 - Prediction throughput (rows/s) of a ``DSGRegressor`` with 2^16 features on 54-dimensional
   input against ``RBFSampler(65536)`` + ``Ridge.predict`` on the same rows, and against the
   roofline bound ``1/(t_matmul + t_cos)`` of the same shapes.
@@ -40,7 +45,7 @@ from kernelstream.features import median_distance, sigma_to_gamma
 CLOCK = "wall"
 #: --quick: small sizes and an easy a9a target, seconds in all
 QUICK = dict(only=["a9a", "synthetic", "throughput"], a9a_rows=2048, a9a_target=0.25, skip_svc=True,
-             synthetic_n=2**12, svgp_seconds=2.0, throughput_features=2**12)
+             synthetic_n=[2**12], svgp_seconds=2.0, throughput_features=2**12)
 
 
 def stopwatch(fn):
@@ -56,12 +61,19 @@ def classification_ladders(gamma: float, skip_svc: bool):
     from sklearn.pipeline import make_pipeline
     from sklearn.svm import SVC, LinearSVC
 
-    ours = [(f"DSGClassifier(batch_size=1024, block_size={r})",
-             lambda r=r: DSGClassifier(batch_size=1024, block_size=r, random_state=0, device="cpu"))
-            for r in (128, 256, 512, 1024)]
-    ours.append(("DSGClassifier()", lambda: DSGClassifier(random_state=0, device="cpu")))
+    sigma = (2 * gamma) ** -0.5
+    sized = [(f"DSGClassifier(sigma=σ, alpha=1e-5, n_components={D})",
+              lambda D=D: DSGClassifier(sigma=sigma, alpha=1e-5, n_components=D, block_size=min(D, 1024),
+                                        random_state=0, device="cpu"))
+             for D in (256, 512, 1024, 2048, 4096)]
+    one_pass = [(f"DSGClassifier(solver='one_pass', batch_size=1024, block_size={r})",
+                 lambda r=r: DSGClassifier(solver="one_pass", batch_size=1024, block_size=r,
+                                           random_state=0, device="cpu"))
+                for r in (128, 256, 512, 1024)]
     ladders = {
-        "DSGClassifier (ours)": ours,
+        "DSGClassifier() defaults (ours)": [("DSGClassifier()", lambda: DSGClassifier(random_state=0, device="cpu"))],
+        "DSGClassifier at the peers' σ, budget ladder (ours)": sized,
+        "DSGClassifier, the paper's one pass (ours)": one_pass,
         "LinearSVC (raw)": [("LinearSVC()", lambda: LinearSVC())],
         "RBFSampler+SGDClassifier": [
             (f"RBFSampler({D})+SGD", lambda D=D: make_pipeline(
@@ -132,13 +144,22 @@ def synthetic(n: int, svgp_seconds: float):
     target = mse(ridge.predict(sampler.transform(X_test)))
     print(f"  RBFSampler(1024)+Ridge: {t_peer:.1f} s, MSE {target:.3e}", flush=True)
     rows = [("RBFSampler(1024)+Ridge", t_peer, target, f"all {n} points")]
-    rows.append(("DSGRegressor (ours)", *ours_to_mse(X, y, X_test, mse, sigma, target)))
+    model, seconds = stopwatch(lambda: DSGRegressor(sigma=sigma, alpha=1e-6, random_state=0,
+                                                    device="cpu").fit(X, y))
+    error = mse(model.predict(X_test))
+    print(f"  DSGRegressor(sigma, alpha=1e-6): {seconds:.1f} s, MSE {error:.3e}", flush=True)
+    rows.append(("DSGRegressor(sigma=σ, alpha=1e-6) defaults otherwise (ours)",
+                 seconds if error <= target else None, error,
+                 f"fit on all {n} points in {seconds:.1f} s: {model.n_components_} features, "
+                 f"{model.n_iter_} epochs (growth {[g['n_components'] for g in model.feature_growth_]})"))
+    rows.append(("DSGRegressor(solver='one_pass'), streamed (ours)",
+                 *ours_to_mse(X, y, X_test, mse, sigma, target)))
     rows.append(("GPyTorch SVGP", *svgp_to_mse(X, y, X_test, mse, target, svgp_seconds)))
     return rows, target
 
 
 def ours_to_mse(X, y, X_test, mse, sigma, target, chunk=2**14, budget_s=300.0):
-    model = DSGRegressor(sigma=sigma, random_state=0, device="cpu")
+    model = DSGRegressor(sigma=sigma, solver="one_pass", random_state=0, device="cpu")
     elapsed, error, seen = 0.0, None, 0
     for start in range(0, X.shape[0], chunk):
         if elapsed > budget_s:
@@ -203,8 +224,8 @@ def throughput(n_rows=2**14, d=54, D=2**16, repeats=3):
     X = rng.standard_normal((2**16, d), dtype=np.float32)
     y = np.tanh(X[:, :3].sum(axis=1)).astype(np.float32)
     block = 1024
-    model = DSGRegressor(batch_size=1024, block_size=block, max_iter=1, random_state=0,
-                         device="cpu").fit(X[: 1024 * (D // block)], y[: 1024 * (D // block)])
+    model = DSGRegressor(solver="one_pass", batch_size=1024, block_size=block, max_iter=1,
+                         random_state=0, device="cpu").fit(X[: 1024 * (D // block)], y[: 1024 * (D // block)])
     assert model.n_components_ == D, model.n_components_
     X_pred = rng.standard_normal((n_rows, d), dtype=np.float32)
     ours = measure(lambda: model.predict(X_pred), repeats=repeats + 1, warmup=0).min(CLOCK)
@@ -252,11 +273,22 @@ def classification_sections(args) -> list[str]:
 
 
 def synthetic_section(args) -> str:
-    rows, target = synthetic(args.synthetic_n, args.svgp_seconds)
-    table = markdown_table(["method", "time to target (s)", "test MSE", "at"],
-                           [(m, fmt_time(t), f"{e:.3e}", at) for m, t, e, at in rows])
-    return (f"## Synthetic regression, n = {args.synthetic_n}: time to the MSE of "
-            f"RBFSampler(1024)+Ridge ({target:.3e})\n\n" + "\n".join(table) + f"\n\n{load_after()}")
+    """One table per size; with two sizes, the ratio of our fit times (work linear in n)."""
+    parts, ours = [], {}
+    for n in args.synthetic_n:
+        rows, target = synthetic(n, args.svgp_seconds)
+        ours[n] = next(float(at.split(" in ")[1].split(" s")[0]) for m, _, _, at in rows
+                       if m.startswith("DSGRegressor(sigma"))
+        table = markdown_table(["method", "time to target (s)", "test MSE", "at"],
+                               [(m, fmt_time(t), f"{e:.3e}", at) for m, t, e, at in rows])
+        parts.append(f"## Synthetic regression, n = {n}: time to the MSE of "
+                     f"RBFSampler(1024)+Ridge ({target:.3e})\n\n" + "\n".join(table) + f"\n\n{load_after()}")
+    if len(ours) > 1:
+        (n_small, t_small), (n_large, t_large) = sorted(ours.items())[0], sorted(ours.items())[-1]
+        parts.append(f"Fit time of `DSGRegressor(sigma, alpha=1e-6)` at n = {n_large} over n = "
+                     f"{n_small}: {t_large:.1f} s / {t_small:.1f} s = **{t_large / t_small:.2f}×** "
+                     f"for {n_large / n_small:.0f}× the rows.")
+    return "\n\n".join(parts)
 
 
 def throughput_section(args) -> str:
@@ -276,7 +308,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--skip-svc", action="store_true", help="leave out libsvm SVC (minutes)")
-    parser.add_argument("--synthetic-n", type=int, default=2**20)
+    parser.add_argument("--synthetic-n", type=int, nargs="+", default=[2**18, 2**20])
     parser.add_argument("--svgp-seconds", type=float, default=120.0)
     parser.add_argument("--only", nargs="+", default=["a9a", "mnist", "synthetic", "throughput"])
     parser.add_argument("--clock", choices=["wall", "cpu"], default="wall",
