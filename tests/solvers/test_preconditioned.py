@@ -85,14 +85,16 @@ def test_alpha_columns_train_as_separate_models():
         torch.testing.assert_close(together.theta[:, a:a + 1], alone.theta, rtol=1e-6, atol=1e-8)
 
 
-def test_preconditioner_inverts_the_curvature_on_its_top_subspace():
-    X, _ = _data(2000)
+@pytest.mark.parametrize("n_sketch", [2000, 100])  # the (D+1)² covariance route, the s × s Gram route
+def test_preconditioner_inverts_the_curvature_on_its_top_subspace(n_sketch):
+    X, _ = _data(n_sketch)
     fm, loss, alpha = _map(), get_loss("logistic"), 1e-3
     P = sketch_preconditioner(fm, D_BLOCKS, X, loss, [alpha], batch_size=256)
     Phi = torch.cat([feature_matrix(fm, X, D_BLOCKS),
                      torch.full((X.shape[0], 1), INTERCEPT_FEATURE, dtype=X.dtype)], 1)
     H = Phi.T @ Phi / X.shape[0] / loss.step_scale + alpha * torch.eye(Phi.shape[1], dtype=X.dtype)
     v = P.V[:, :5]
+    torch.testing.assert_close(P.V.T @ P.V, torch.eye(P.rank, dtype=X.dtype), rtol=1e-6, atol=1e-6)
     torch.testing.assert_close(P.apply(H @ v, 1), v, rtol=1e-6, atol=1e-6)
     assert 0 < float(P.step_sizes(256)) <= 1
 

@@ -166,7 +166,7 @@ def _covariance_eigen(feature_map, n_blocks, X):
 def _gram_eigen(feature_map, n_blocks, X):
     """Descending eigenpairs of ``Φ̃ᵀΦ̃/s`` through the ``s × s`` Gram (``D + 1 > s``)."""
     s, r = X.shape[0], feature_map.block_size
-    gram = torch.ones((s, s), dtype=torch.float64, device=X.device)  # the intercept's column
+    gram = torch.full((s, s), INTERCEPT_FEATURE**2, dtype=torch.float64, device=X.device)  # c·cᵀ
     group = max(1, min(_CHUNK_FLOATS // (s * r),
                        _PARAM_BYTES // (feature_map.block_param_numel() * X.element_size())))
     for j in range(0, n_blocks, group):
@@ -183,7 +183,7 @@ def _gram_eigen(feature_map, n_blocks, X):
         blocks = range(j, min(j + group, n_blocks))
         Psi = feature_map.features(X, blocks).reshape(s, -1).double() / n_blocks**0.5
         V[j * r:blocks.stop * r] = Psi.T @ scaled
-    V[-1] = scaled.sum(dim=0)
+    V[-1] = INTERCEPT_FEATURE * scaled.sum(dim=0)
     return lam, V, torch.diagonal(gram).clone()
 
 
