@@ -89,7 +89,7 @@ def test_alpha_columns_train_as_separate_models():
 def test_preconditioner_inverts_the_curvature_on_its_top_subspace(n_sketch):
     X, _ = _data(n_sketch)
     fm, loss, alpha = _map(), get_loss("logistic"), 1e-3
-    P = sketch_preconditioner(fm, D_BLOCKS, X, loss, [alpha], batch_size=256)
+    P = sketch_preconditioner(fm, D_BLOCKS, X, loss, [alpha])
     Phi = torch.cat([feature_matrix(fm, X, D_BLOCKS),
                      torch.full((X.shape[0], 1), INTERCEPT_FEATURE, dtype=X.dtype)], 1)
     H = Phi.T @ Phi / X.shape[0] / loss.step_scale + alpha * torch.eye(Phi.shape[1], dtype=X.dtype)

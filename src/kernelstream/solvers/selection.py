@@ -30,6 +30,8 @@ __all__ = ["Problem", "train", "grow_features", "race_bandwidths", "RACE_ROWS", 
 
 #: rows of the first rung of the race (each later rung has 4× more)
 RACE_ROWS = 4096
+#: the smallest batch the critical-batch rule may choose
+MIN_BATCH = 512
 #: epochs per feature size while the features may still grow (the size kept trains on)
 STAGE_EPOCHS = 8
 #: each rung keeps the best ``1/HALVING`` of the candidates (five bandwidths: 5 → 2 → 1)
@@ -88,13 +90,17 @@ def _sketch_rows(n: int, n_features: int) -> int:
 
 def train(problem: Problem, feature_map: FeatureMap, n_blocks: int, alphas, control: EpochControl,
           theta: torch.Tensor | None = None, callback=None) -> FitResult:
-    """Preconditioned SGD on the first ``n_blocks`` blocks from ``theta`` (zeros when ``None``)."""
+    """Preconditioned SGD on the first ``n_blocks`` blocks from ``theta`` (zeros when ``None``),
+    in batches of at most ``problem.batch_size`` rows and at most the preconditioner's critical
+    batch (at least ``MIN_BATCH``)."""
     D = n_blocks * feature_map.block_size
     n = problem.n_train
     s = _sketch_rows(n, D)
     sketch = torch.from_numpy(np.random.default_rng((problem.seed, 2**31)).choice(n, s, replace=False))
     precond = sketch_preconditioner(feature_map, n_blocks, problem.X[problem.index(sketch.to(problem.X.device))],
-                                    problem.loss, alphas, problem.batch_size)
+                                    problem.loss, alphas)
+    batch = min(problem.batch_size, max(MIN_BATCH, precond.critical_batch()))
+    problem = dataclasses.replace(problem, batch_size=batch)
     if theta is None:
         theta = problem.X.new_zeros((D + 1, len(alphas) * problem.n_outputs))
     return run_epochs(feature_map, n_blocks, theta, precond, problem.loss, _batches(problem),
