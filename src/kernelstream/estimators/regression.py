@@ -20,9 +20,15 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
     """Kernel regression by doubly stochastic gradients (Dai et al., NIPS 2014).
 
     Minimises ``E[ℓ(f(x), y)] + α/2 ‖f‖²_H`` over the RKHS of ``kernel`` with
-    ``f(x) = Σ_j ψ_j(x)ᵀ a_j + b``: each step takes a mini-batch and a fresh block of random
-    features regenerated from ``(random_state, j)``. Targets are standardised internally
-    (``(y − mean)/std`` of the first chunk; ``epsilon`` is in the units of ``y``).
+    ``f(x) = Σ_j ψ_j(x)ᵀ a_j + b``, the blocks ``ψ_j`` of random features regenerated from
+    ``(random_state, j)``. Targets are standardised internally (``epsilon`` is in the units of
+    ``y``). The default ``fit`` converges (README, "How it works"): it holds out
+    ``validation_fraction`` of the rows, races bandwidths by successive halving with every
+    ``alpha`` candidate as an extra output, doubles the features while the validation loss
+    improves (up to ``8·√n·ln n``), and runs preconditioned SGD epochs on them
+    (:mod:`kernelstream.solvers.preconditioned`) until the validation loss stops improving.
+    ``solver="one_pass"`` is the paper's Algorithm 1; ``partial_fit`` always is. Scale the
+    features yourself (``StandardScaler`` in a pipeline), as for ``SVR``.
 
     Parameters
     ----------
@@ -33,23 +39,32 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
         Huber threshold / insensitive-zone half width, in units of ``y``.
     quantile : float, default=0.5
         Quantile τ of the pinball loss.
+    solver : {"preconditioned", "one_pass"}, default="preconditioned"
+        The converging solver described above, or one pass of the paper's algorithm (a new block
+        per step, the schedule, preconditioning and averaging parameters below).
     kernel : str, default="rbf"
         A registered kernel: "rbf", "laplace", "matern" (``kernel_params={"nu": 1.5}``), ...
-    sigma : float or "median", default="median"
-        Bandwidth; "median" is the median pairwise distance of a seeded subsample.
+    sigma : float, "median" or "auto", default="auto"
+        Bandwidth: a number is used exactly; "median" is ``sigma_scale`` × the median pairwise
+        distance of a seeded subsample; "auto" races 0.125, 0.25, 0.5, 1 and 2 × that median on
+        the validation rows ("median" for ``solver="one_pass"``).
     sigma_scale : float, default=0.5
-        Multiplier of the median heuristic (ignored when ``sigma`` is a number). 0.5 x the median distance was best or near-best on a9a,
-        MNIST, USPS and abalone; the paper uses 0.1 on its 2-D synthetic set.
+        Multiplier of the median heuristic for ``sigma="median"``; the paper uses 0.1 on its 2-D
+        synthetic set.
     kernel_params : dict, default=None
         Extra parameters of the kernel family.
-    alpha : float, default=1e-6
-        RKHS regularisation ``ν`` (the paper's notation).
+    alpha : float or "auto", default="auto"
+        RKHS regularisation ``ν`` (the paper's notation); "auto" trains 1e-3, 1e-4, 1e-5, 1e-6
+        and 1e-7 side by side and keeps the best on validation (1e-6 for ``solver="one_pass"``).
     batch_size : int, default=2048
-        Mini-batch size ``b``.
+        Mini-batch size ``b`` (the preconditioned solver takes at most its critical batch, see
+        :mod:`kernelstream.solvers.preconditioned`).
     block_size : int, default=1024
         Random features ``r`` added per step.
     max_iter : int or "auto", default="auto"
-        Passes over the data; "auto" takes one pass, or enough passes for 32 steps on small data.
+        Most passes over the data; "auto" is 100 for the preconditioned solver (early stopping
+        ends sooner) and, for the one-pass solver, one pass or enough passes for 32 steps on
+        small data.
     learning_rate : {"inverse", "constant", "invscaling"}, default="inverse"
         ``η0/(1 + t/t0)`` (= ``θ/(t + t0)`` with ``θ = η0 t0``), ``η0``, or ``η0/t^power_t``.
     eta0, t0, power_t : float, defaults 2.0, 1.0, 0.5
@@ -65,12 +80,25 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
     average : bool or int, default=False
         Average the iterates (from step ``average`` when an int).
     n_components : int, default=None
-        Number of random features, as a budget: ``None`` adds one block per step without bound;
-        past the budget, steps revisit blocks cyclically (constant cost per step). Budgets that
-        are not a multiple of ``block_size`` use ``ceil(n_components / block_size)`` equal
+        Number of random features, as a budget. ``None``: the preconditioned ``fit`` doubles the
+        features while the validation loss improves, up to ``8·√n·ln n``; a ``partial_fit``
+        stream's budget follows the rows seen the same way; the one-pass ``fit`` adds a block per
+        step without bound. Past a budget, one-pass steps revisit blocks cyclically. Budgets
+        that are not a multiple of ``block_size`` use ``ceil(n_components / block_size)`` equal
         blocks (a budget below ``block_size`` is one smaller block).
     fit_intercept : bool, default=True
     shuffle : bool, default=True
+    tol : float or None, default=1e-3
+        Stop after ``n_iter_no_change`` epochs in which the monitored loss (validation, or
+        training without early stopping) did not fall by ``tol`` (relative); ``None`` runs
+        ``max_iter`` epochs.
+    early_stopping : bool, default=True
+        Hold out ``validation_fraction`` of the rows and keep the epoch with the best validation
+        loss. The race of ``sigma``/``alpha`` "auto" uses the held-out rows in any case.
+    validation_fraction : float, default=0.1
+    n_iter_no_change : int, default=3
+    warm_start : bool, default=False
+        ``fit`` continues from the fitted model (same features, ``sigma_`` and ``alpha_``).
     random_state : int, RandomState or None
         Seeds the feature blocks and the shuffling.
     verbose : int, default=0
@@ -91,6 +119,16 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
         Number of live random features.
     sigma_ : float
         Bandwidth used.
+    alpha_ : float
+        Regularisation kept (preconditioned solver).
+    loss_curve_, validation_scores_ : list of float
+        Training loss and minus the validation loss per epoch of the size kept.
+    best_validation_score_ : float
+    cv_results_ : dict or None
+        The bandwidth race, scikit-learn style (``param_sigma``, ``param_alpha``, ``n_rows``,
+        ``rung``, ``mean_test_score`` = minus the validation loss, ``params``).
+    feature_growth_ : list of dict
+        Each feature size tried, its best validation loss and epochs.
     seed_ : int
         Seed of the feature blocks.
     t_ : int
