@@ -80,7 +80,7 @@ def test_warm_start_continues_from_the_fitted_model():
     first = (model.sigma_, model.alpha_, model.n_components_, model.best_validation_score_)
     model.fit(X, y)
     assert (model.sigma_, model.alpha_, model.n_components_) == first[:3]
-    assert model.best_validation_score_ >= first[3] - 1e-3 * abs(first[3])
+    assert model.best_validation_score_ >= first[3] - 1e-2 * abs(first[3])  # no restart from zero
     cold = DSGRegressor(sigma=0.5, max_iter=2, tol=None, **SMALL).fit(X, y)
     assert cold.feature_growth_[0]["n_components"] == 128  # a cold fit starts over
 
