@@ -39,7 +39,7 @@ def test_a9a_default_classifier():
     data = shared_dataset("a9a")
     clf = DSGClassifier(random_state=0).fit(data["X_train"], data["y_train"])
     error = 1 - clf.score(data["X_test"], data["y_test"])
-    assert error <= 0.155, error
+    assert error <= 0.150, error  # issue 16: at most 15.0% (measured 14.85-14.91%)
 
 
 def test_mnist_8_vs_6_default_classifier():
@@ -53,7 +53,7 @@ def test_mnist_8_vs_6_default_classifier():
     X_test = pca.transform(data["X_test"][test] / 255.0)
     clf = DSGClassifier(random_state=0).fit(X_train, data["y_train"][train])
     error = 1 - clf.score(X_test, data["y_test"][test])
-    assert error <= 0.01, error
+    assert error <= 0.006, error  # issue 16: no regression below 0.6% (measured 0.41%)
 
 
 def test_a9a_stream_is_the_same_model_for_any_chunk_size():
