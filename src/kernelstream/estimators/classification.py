@@ -88,7 +88,7 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
                  block_size=1024, max_iter="auto", learning_rate="inverse", eta0=2.0, t0=1.0,
                  power_t=0.5, precondition=True, precond_eps="auto", average=False,
                  n_components=None, fit_intercept=True, shuffle=True, tol=1e-3,
-                 early_stopping=True, validation_fraction=0.1, n_iter_no_change=3,
+                 early_stopping=True, validation_fraction=0.1, n_iter_no_change=2,
                  warm_start=False, random_state=None, verbose=0, device="auto",
                  dtype="float32", n_jobs=None):
         assign_parameters(self, locals())

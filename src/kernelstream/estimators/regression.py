@@ -96,7 +96,7 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
         Hold out ``validation_fraction`` of the rows and keep the epoch with the best validation
         loss. The race of ``sigma``/``alpha`` "auto" uses the held-out rows in any case.
     validation_fraction : float, default=0.1
-    n_iter_no_change : int, default=3
+    n_iter_no_change : int, default=2
     warm_start : bool, default=False
         ``fit`` continues from the fitted model (same features, ``sigma_`` and ``alpha_``).
     random_state : int, RandomState or None
@@ -163,7 +163,7 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
                  block_size=1024, max_iter="auto", learning_rate="inverse", eta0=2.0, t0=1.0,
                  power_t=0.5, precondition=True, precond_eps=3.0, average=False,
                  n_components=None, fit_intercept=True, shuffle=True, tol=1e-3,
-                 early_stopping=True, validation_fraction=0.1, n_iter_no_change=3,
+                 early_stopping=True, validation_fraction=0.1, n_iter_no_change=2,
                  warm_start=False, random_state=None, verbose=0, device="auto",
                  dtype="float32", n_jobs=None):
         assign_parameters(self, locals())

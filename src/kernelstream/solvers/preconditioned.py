@@ -61,7 +61,7 @@ INTERCEPT_FEATURE = 0.1
 #: bytes of block parameters drawn at once by :func:`feature_matrix`
 _PARAM_BYTES = 4 * 2**20
 #: rows per feature chunk: a chunk of features holds at most this many floats
-_CHUNK_FLOATS = 1 << 23
+_CHUNK_FLOATS = 1 << 21
 
 
 def feature_matrix(feature_map: FeatureMap, X: torch.Tensor, n_blocks: int,
