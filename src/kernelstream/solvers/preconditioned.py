@@ -126,10 +126,17 @@ class Preconditioner:
 
     def apply(self, grad: torch.Tensor, n_outputs: int) -> torch.Tensor:
         """``P g`` for ``g`` ``(D+1, A·C)``, column ``a·C + c`` using ``α_a``."""
-        top, tail = self.scales()
-        top = top.repeat_interleave(n_outputs, dim=1).to(grad.dtype)  # (k, A·C)
-        tail = tail.repeat_interleave(n_outputs).to(grad.dtype)
+        top, tail = self._column_scales(n_outputs, grad.dtype)
         return grad * tail + self.V @ ((self.V.T @ grad) * top)
+
+    def _column_scales(self, n_outputs: int, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`scales` spread over the ``A·C`` columns, computed once (every step uses them)."""
+        key = (n_outputs, dtype)
+        if getattr(self, "_cached_scales", (None,))[0] != key:
+            top, tail = self.scales()
+            self._cached_scales = (key, top.repeat_interleave(n_outputs, dim=1).to(dtype),
+                                   tail.repeat_interleave(n_outputs).to(dtype))
+        return self._cached_scales[1], self._cached_scales[2]
 
 
 def _augmented(Phi: torch.Tensor) -> torch.Tensor:

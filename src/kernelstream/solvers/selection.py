@@ -181,10 +181,8 @@ def race_bandwidths(problem: Problem, make_map: Callable[[float], FeatureMap], s
             feature_map = make_map(sigma)
             result = train(subproblem, feature_map, n_blocks, alphas, control)
             scores[sigma] = float(result.best_loss.min())
-            records += [dict(rung=rung, sigma=sigma, alpha=float(alpha), n_rows=rows,
-                             n_components=n_blocks * feature_map.block_size,
-                             validation_loss=float(result.best_loss[a]), epochs=result.n_epochs)
-                        for a, alpha in enumerate(alphas)]
+            records += _records(rung, sigma, alphas, rows, n_blocks * feature_map.block_size,
+                                result.best_loss, result.n_epochs)
         alive = sorted(alive, key=scores.get)[: math.ceil(len(alive) / HALVING)]
         if len(alive) == 1 or rows == n:
             return alive[0], records
@@ -208,7 +206,13 @@ def cross_validate(problem: Problem, make_map: Callable[[float], FeatureMap], si
     losses /= problem.n_train
     i, a = divmod(int(torch.argmin(losses)), len(alphas))
     D = n_blocks * make_map(sigmas[0]).block_size
-    records = [dict(rung=0, sigma=sigma, alpha=float(alpha), n_rows=problem.n_train, n_components=D,
-                    validation_loss=float(losses[s_i, a_i]), epochs=control.max_iter)
-               for s_i, sigma in enumerate(sigmas) for a_i, alpha in enumerate(alphas)]
+    records = [r for s_i, sigma in enumerate(sigmas)
+               for r in _records(0, sigma, alphas, problem.n_train, D, losses[s_i], control.max_iter)]
     return sigmas[i], float(alphas[a]), records
+
+
+def _records(rung: int, sigma: float, alphas, n_rows: int, n_components: int, losses,
+             epochs: int) -> list[dict]:
+    """One ``cv_results_`` record per ``α`` of a trained ``sigma``."""
+    return [dict(rung=rung, sigma=sigma, alpha=float(alpha), n_rows=n_rows, n_components=n_components,
+                 validation_loss=float(losses[a]), epochs=epochs) for a, alpha in enumerate(alphas)]
