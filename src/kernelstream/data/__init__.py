@@ -1,0 +1,38 @@
+"""Data readers: a data source as a reproducible stream of shuffled chunks.
+
+``open_source(path_or_array, **options)`` picks the reader: LIBSVM/svmlight text (CSR chunks),
+CSV, Parquet (``pyarrow``), ``.npy`` memory maps and ``.npz`` archives, or arrays in memory
+(numpy, torch, scipy sparse). Every source has the same small API:
+
+* ``source.chunks(epoch)``: chunks ``(X, y, sample_weight, row_ids)`` of ``chunk_rows`` rows,
+  shuffled within a buffer of ``shuffle_buffer`` rows, the same for the same seed and epoch;
+* ``source.shard(rank, world_size)``: a disjoint part for data-parallel training;
+* ``source.split(validation_fraction, seed)``: ``(train, validation)`` by a hash of each row's
+  stable id;
+* ``source.scan()``: the first pass (rows, ``n_features``, sorted classes);
+* ``source.take_rows(n, seed)``: a seeded sample of rows (for the bandwidth heuristic).
+
+Examples
+--------
+>>> import numpy as np
+>>> from kernelstream.data import open_source
+>>> rng = np.random.default_rng(0)
+>>> X, y = rng.normal(size=(1000, 3)), rng.integers(0, 2, 1000)
+>>> source = open_source(X, y, chunk_rows=256, shuffle_buffer=512, seed=0)
+>>> [len(chunk.y) for chunk in source.chunks(epoch=0)]
+[256, 256, 256, 232]
+>>> train, validation = source.split(0.1)
+>>> train.scan().n_rows + validation.scan().n_rows
+1000
+"""
+
+from .arrays import ArraySource
+from .base import Chunk, Source, Summary
+from .delimited import CsvSource
+from .libsvm import LibsvmSource
+from .numpy_files import open_npy, open_npz
+from .open import FORMATS, open_source
+from .parquet import ParquetSource
+
+__all__ = ["open_source", "Source", "Chunk", "Summary", "ArraySource", "CsvSource",
+           "LibsvmSource", "ParquetSource", "open_npy", "open_npz", "FORMATS"]

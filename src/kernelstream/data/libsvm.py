@@ -1,0 +1,210 @@
+"""LIBSVM / svmlight text files (``label index:value ...``) read in byte ranges as CSR chunks.
+
+Each byte range is parsed by :func:`sklearn.datasets.load_svmlight_file` (its C parser) on the
+lines that start in the range. ``zero_based="auto"`` follows scikit-learn's rule over the whole
+source, not per range: the indices are one-based unless some index 0 appears in some file, and
+``n_features`` is the largest index (one-based) or the largest index + 1. Both come from one
+first pass over the files unless both are given.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from pathlib import Path
+from typing import Iterator, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.datasets import load_svmlight_file
+
+from ._blocks import Block, check_finite, make_row_ids
+from ._text import (check_readable, data_line_starts, line_number, locate_line,
+                    plan_byte_parts, read_lines_starting_in)
+from .base import Part, Source, Summary, _check_integer, _LabelSet
+
+__all__ = ["LibsvmSource"]
+
+DEFAULT_PART_BYTES = 2**22  # 4 MiB of text per part
+
+
+class LibsvmSource(Source):
+    """Rows of LIBSVM/svmlight files as CSR chunks (dense with ``dense=True``).
+
+    Parameters
+    ----------
+    paths : sequence of path-like
+        The files, read as one data set in this order.
+    n_features : int or None, default=None
+        Columns of ``X``; None discovers it in a first pass (see the module docstring).
+    zero_based : bool or "auto", default="auto"
+        Whether indices start at 0; "auto" decides over all files, like scikit-learn.
+    dense : bool, default=False
+        Hand out dense arrays instead of CSR matrices.
+    part_bytes : int, default=4 MiB
+        Bytes of text per part (the unit of reading, sharding and order shuffling).
+    **options
+        ``chunk_rows``, ``shuffle_buffer``, ``shuffle``, ``seed``, ``dtype`` (:class:`Source`).
+
+    Examples
+    --------
+    >>> import tempfile, numpy as np
+    >>> from pathlib import Path
+    >>> path = Path(tempfile.mkdtemp()) / "toy.svm"
+    >>> _ = path.write_text("1 1:0.5 3:2\\n-1 2:1\\n1 3:-1\\n")
+    >>> source = LibsvmSource([path], chunk_rows=2, shuffle=False)
+    >>> [chunk.X.shape for chunk in source.chunks()]
+    [(2, 3), (1, 3)]
+    >>> source.scan().classes
+    array([-1.,  1.])
+    """
+
+    def __init__(self, paths: Sequence, *, n_features: int | None = None, zero_based="auto",
+                 dense: bool = False, part_bytes: int = DEFAULT_PART_BYTES, **options):
+        super().__init__(**options)
+        self.paths = [Path(path) for path in paths]
+        self._sizes = [check_readable(path) for path in self.paths]
+        if n_features is not None:
+            n_features = _check_integer("n_features", n_features, 1)
+        if zero_based not in (True, False, "auto"):
+            raise ValueError(f"zero_based must be True, False or 'auto'; got {zero_based!r}.")
+        self._declared = (n_features, zero_based)
+        self.dense = bool(dense)
+        self.part_bytes = _check_integer("part_bytes", part_bytes, 1)
+
+    @property
+    def n_features(self) -> int:
+        return self._layout()[0]
+
+    @property
+    def zero_based(self) -> bool:
+        """Whether the files' indices start at 0 (resolved from "auto" by the first pass)."""
+        return self._layout()[1] == 0
+
+    def _describe(self) -> str:
+        return ", ".join(str(path) for path in self.paths)
+
+    def _plan(self, world_size: int) -> list[Part]:
+        return [Part(*bounds) for bounds in
+                plan_byte_parts(self._sizes, [0] * len(self._sizes), self.part_bytes, world_size)]
+
+    def _locate(self, row_id: int) -> str:
+        return locate_line(self.paths, row_id)
+
+    def _layout(self) -> tuple[int, int]:
+        """``(n_features, shift)``: the column of raw index ``i`` is ``i − shift``."""
+        n_features, zero_based = self._declared
+        if n_features is not None and zero_based != "auto":
+            return n_features, 0 if zero_based else 1
+        if "layout" not in self._cache:
+            self._cache["layout"] = self._discover()
+        return self._cache["layout"]
+
+    def _discover(self) -> tuple[int, int]:
+        """The first pass over every file: smallest and largest raw index, and on the way the
+        rows and labels of the whole source (memoised as its :class:`Summary`)."""
+        n_features, zero_based = self._declared
+        low, high, n_rows, labels = math.inf, -1, 0, _LabelSet()
+        for part in self._plan(1):
+            parsed = self._parse(part)
+            if parsed is None:
+                continue
+            X, y, row_ids = parsed
+            check_finite(Block(X, y, None, row_ids), self._locate)
+            if X.nnz:
+                low, high = min(low, int(X.indices.min())), max(high, int(X.indices.max()))
+            n_rows += len(y)
+            labels.add(y)
+        shift = (0 if zero_based else 1) if zero_based != "auto" else int(low > 0 and high >= 0)
+        n_features = n_features if n_features is not None else max(high + 1 - shift, 1)
+        self._cache["summary"] = Summary(n_rows, n_features, labels.sorted())
+        return n_features, shift
+
+    def _read(self, part: Part) -> Iterator[Block]:
+        parsed = self._parse(part)
+        if parsed is None:
+            return
+        X, y, row_ids = parsed
+        n_features, shift = self._layout()
+        indices = X.indices - shift
+        self._check_indices(indices, X, row_ids, n_features, shift)
+        X = sp.csr_matrix((X.data, indices, X.indptr), shape=(len(y), n_features))
+        yield Block(X.toarray() if self.dense else X, y, None, row_ids)
+
+    def _read_labels(self, part: Part) -> Iterator[Block]:
+        parsed = self._parse(part)
+        if parsed is not None:
+            yield Block(None, parsed[1], None, parsed[2])
+
+    def _check_indices(self, indices, X, row_ids, n_features: int, shift: int) -> None:
+        bad = np.flatnonzero((indices < 0) | (indices >= n_features))
+        if not len(bad):
+            return
+        row = int(np.searchsorted(X.indptr, bad[0], "right") - 1)
+        where = self._locate(int(row_ids[row]))
+        if indices[bad[0]] < 0:
+            raise ValueError(f"{where}: feature index 0 in a file read as one-based "
+                             "(zero_based=False); pass zero_based=True or 'auto'.")
+        raise ValueError(f"{where}: feature index {int(X.indices[bad[0]])} is beyond "
+                         f"n_features={n_features}; pass a larger n_features, or None to "
+                         "discover it.")
+
+    def _parse(self, part: Part):
+        """``(X, y, row_ids)`` of the lines starting in ``part``, with raw (unshifted) indices;
+        None when the range holds no data line."""
+        path = self.paths[part.file]
+        offset, data = read_lines_starting_in(path, part.start, part.stop)
+        starts = data_line_starts(data, comment=b"#")
+        if not len(starts):
+            return None
+        try:
+            X, y = _load(data, self.dtype)
+        except (ValueError, TypeError) as error:
+            raise self._diagnose(path, offset, data, starts, error) from error
+        if X.shape[0] != len(starts):  # our line rule and the parser's disagree: never silent
+            raise ValueError(f"{path}: {X.shape[0]} rows parsed from bytes {offset}.. but "
+                             f"{len(starts)} data lines found.")
+        return X, y.astype(np.float64), make_row_ids(part.file, offset + starts)
+
+    def _diagnose(self, path: Path, offset: int, data: bytes, starts: np.ndarray,
+                  error: Exception) -> ValueError:
+        """The first line that does not parse (bisection: about two parses of the range)."""
+        bounds = np.append(starts, len(data))
+        low, high = 0, len(starts)  # the first bad line is in [low, high)
+        while high - low > 1:
+            middle = (low + high) // 2
+            if _parses(data[bounds[low]:bounds[middle]], self.dtype):
+                low = middle
+            else:
+                high = middle
+        line = data[bounds[low]:bounds[low + 1]].split(b"\n")[0].rstrip(b"\r")
+        try:
+            _load(line, self.dtype)
+            reason = str(error)  # the line parses alone: report the range's error
+        except (ValueError, TypeError) as line_error:
+            reason = _reason(line, line_error)
+        number = line_number(path, offset + int(starts[low]))
+        return ValueError(f"{path}, line {number}: {reason}")
+
+
+def _load(data: bytes, dtype):
+    """``load_svmlight_file`` on bytes with raw indices (``zero_based=True``)."""
+    return load_svmlight_file(io.BytesIO(data), zero_based=True, dtype=dtype)
+
+
+def _parses(data: bytes, dtype) -> bool:
+    try:
+        _load(data, dtype)
+    except (ValueError, TypeError):
+        return False
+    return True
+
+
+def _reason(line: bytes, error: Exception) -> str:
+    """What is wrong with a LIBSVM line, in words."""
+    label = line.split(b"#")[0].split()[0].decode(errors="replace")
+    try:
+        float(label)
+    except ValueError:
+        return f"the label {label!r} is not a number (line {line[:60]!r})."
+    return f"cannot parse {line[:60]!r}: {error}."
