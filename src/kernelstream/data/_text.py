@@ -64,19 +64,25 @@ def read_lines_starting_in(path: Path, start: int, stop: int) -> tuple[int, byte
 
 
 def _lines(data: bytes, comment: bytes | None):
-    """``(starts, ends, has_data)`` of every line of ``data`` (ends exclude the newline)."""
+    """``(starts, ends, has_data)`` of every line of ``data`` (ends exclude the newline).
+
+    Lines usually start with their content; only those starting with whitespace are stripped
+    one by one, so the cost is one pass over the bytes plus O(lines).
+    """
     buf = np.frombuffer(data, dtype=np.uint8)
     newlines = np.flatnonzero(buf == 10)
-    starts = np.concatenate([[0], newlines + 1])
-    ends = np.concatenate([newlines, [len(buf)]])
+    starts = np.concatenate([[0], newlines + 1]).astype(np.int64)
+    ends = np.concatenate([newlines, [len(buf)]]).astype(np.int64)
     starts, ends = starts[starts < len(buf)], ends[starts < len(buf)]
-    content = np.flatnonzero(~_WHITESPACE[buf])
-    first = np.searchsorted(content, starts)  # first non-whitespace byte at or after a start
-    position = np.append(content, len(buf))[first]
-    has_data = position < ends
-    if comment is not None:
-        has_data &= np.append(buf, 0)[position] != ord(comment)
-    return starts.astype(np.int64), ends.astype(np.int64), has_data
+    first = starts.copy()  # first non-whitespace byte of each line (ends: none)
+    has_data = ends > starts
+    indented = np.flatnonzero(has_data & _WHITESPACE[buf[np.minimum(starts, len(buf) - 1)]])
+    for line in indented:
+        content = data[starts[line]:ends[line]].lstrip()
+        first[line], has_data[line] = ends[line] - len(content), bool(content)
+    if comment is not None and len(buf):
+        has_data &= buf[np.minimum(first, len(buf) - 1)] != ord(comment)
+    return starts, ends, has_data
 
 
 def data_line_starts(data: bytes, comment: bytes | None = None) -> np.ndarray:
