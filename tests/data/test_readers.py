@@ -12,7 +12,7 @@ import scipy.sparse as sp
 import torch
 from sklearn.datasets import dump_svmlight_file, load_svmlight_file
 
-from kernelstream.data import (ArraySource, CsvSource, LibsvmSource, open_source)
+from kernelstream.data import ArraySource, CsvSource, LibsvmSource, open_source
 from kernelstream.data.base import MAX_CLASSES
 
 from support import shared_dataset
@@ -30,7 +30,8 @@ def gather(chunks):
     y = None if chunks[0].y is None else np.concatenate([chunk.y for chunk in chunks])[order]
     weight = (None if chunks[0].sample_weight is None
               else np.concatenate([chunk.sample_weight for chunk in chunks])[order])
-    return (np.concatenate(X)[order], y, weight, ids[order], [len(chunk.row_ids) for chunk in chunks])
+    sizes = [len(chunk.row_ids) for chunk in chunks]
+    return np.concatenate(X)[order], y, weight, ids[order], sizes
 
 
 def assert_same_chunks(first, second):
@@ -138,7 +139,8 @@ def test_every_row_once_per_epoch_across_shards(table, world_size):
     folder, X, y, weight = table
     for name, source in open_each(folder, chunk_rows=128, shuffle_buffer=512).items():
         for epoch in (0, 1):
-            shards = [list(source.shard(rank, world_size).chunks(epoch)) for rank in range(world_size)]
+            shards = [list(source.shard(rank, world_size).chunks(epoch))
+                      for rank in range(world_size)]
             X_read, y_read, w_read, ids, _ = gather([c for shard in shards for c in shard])
             assert len(np.unique(ids)) == len(ids) == len(y), name
             np.testing.assert_allclose(X_read, X, rtol=0, atol=1e-12, err_msg=name)

@@ -92,7 +92,7 @@ def _float_dtype(dtype) -> np.dtype:
 
 
 def unit_hash(row_ids: np.ndarray, seed: int) -> np.ndarray:
-    """``u ∈ [0, 1)`` per row id: the splitmix64 finaliser of ``row_id + (seed + 1)·φ``, top 53 bits.
+    """``u ∈ [0, 1)`` per row id: splitmix64's finaliser of ``row_id + (seed + 1)·φ``, top 53 bits.
 
     Examples
     --------
@@ -263,6 +263,7 @@ class Source(ABC):
         For data-parallel training scan the whole source before sharding it: every rank needs
         the same ``classes``.
         """
+        n_features = self.n_features  # a reader's own first pass may memoise the summary
         whole = self.world_size == 1 and not self._holdouts
         if whole and "summary" in self._cache:
             return self._cache["summary"]
@@ -271,7 +272,7 @@ class Source(ABC):
             for block in self._filtered(self._checked(self._read_labels(part))):
                 n_rows += len(block)
                 labels.add(block.y)
-        summary = Summary(n_rows, self.n_features, labels.sorted())
+        summary = Summary(n_rows, n_features, labels.sorted())
         if whole:
             self._cache["summary"] = summary
         return summary
