@@ -209,6 +209,18 @@ class Source(ABC):
         ``(Σ gradient, rows)``). Shards differ by up to one part in rows, so ranks run out of
         chunks at different steps: a rank with no chunk left joins the all-reduce with zero rows
         until every rank is done (or all ranks stop at the smallest count, dropping those rows).
+
+        Parameters
+        ----------
+        rank : int
+            This process's rank, ``0 <= rank < world_size``.
+        world_size : int
+            Number of ranks.
+
+        Returns
+        -------
+        Source
+            A copy of this source that reads only its shard.
         """
         world_size = _check_integer("world_size", world_size, 1)
         rank = _check_integer("rank", rank, 0)
@@ -225,7 +237,20 @@ class Source(ABC):
         """``(train, validation)``: row ``r`` is held out when ``hash(row_id_r, seed) <
         validation_fraction`` (splitmix64 of the row's stable id), so the split is the same on
         every rank, in every epoch and for any chunking; about ``validation_fraction`` of the
-        rows are held out (not stratified)."""
+        rows are held out (not stratified).
+
+        Parameters
+        ----------
+        validation_fraction : float
+            Share of rows held out, in ``(0, 1)``.
+        seed : int, default=0
+            Seeds the hash (another seed, another split).
+
+        Returns
+        -------
+        train, validation : Source
+            Two copies of this source reading complementary rows.
+        """
         if not isinstance(validation_fraction, Real) or not 0 < validation_fraction < 1:
             raise ValueError("validation_fraction must be in (0, 1); "
                              f"got {validation_fraction!r}.")
@@ -241,7 +266,20 @@ class Source(ABC):
         """A seeded sample of ``n`` rows (all rows when there are fewer), for heuristics such as
         the median bandwidth: the parts are read in an order drawn from ``seed`` until ``n`` rows
         are in hand, and ``n`` of those rows are drawn without replacement. Reads about ``n``
-        rows plus one part, not the whole source."""
+        rows plus one part, not the whole source.
+
+        Parameters
+        ----------
+        n : int
+            Rows wanted.
+        seed : int, default=0
+            Seeds the order of the parts and the draw.
+
+        Returns
+        -------
+        Chunk
+            ``min(n, rows)`` rows.
+        """
         n = _check_integer("n", n, 1)
         rng = np.random.default_rng([_check_integer("seed", seed, 0), self.rank, self.world_size])
         parts = self._my_parts()
@@ -262,6 +300,11 @@ class Source(ABC):
 
         For data-parallel training scan the whole source before sharding it: every rank needs
         the same ``classes``.
+
+        Returns
+        -------
+        Summary
+            ``n_rows``, ``n_features`` and ``classes``.
         """
         n_features = self.n_features  # a reader's own first pass may memoise the summary
         whole = self.world_size == 1 and not self._holdouts
