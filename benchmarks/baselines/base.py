@@ -60,12 +60,15 @@ class Baseline(ABC):
     def steps(self, X, y, *, epochs: int | None = None) -> Iterator[Progress]:
         """Updates over ``epochs`` passes of ``(X, y)`` (``None``: until the caller stops),
         yielding a :class:`Progress` after each. The first call sets the model up
-        (``setup_seconds_`` records how long that took)."""
+        (``setup_seconds_`` and ``setup_cpu_seconds_`` record how long that took, on the wall
+        clock and in this process's CPU time)."""
         Xt, yt = self._validated(X, y)
         if not hasattr(self, "t_"):
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             self._begin(Xt, yt)
-            self.setup_seconds_, self.t_, self.epochs_ = time.perf_counter() - start, 0, 0
+            self.setup_seconds_ = time.perf_counter() - start
+            self.setup_cpu_seconds_ = time.process_time() - start_cpu
+            self.t_, self.epochs_ = 0, 0
         else:
             self._resume(Xt, yt)
         n = Xt.shape[0]
@@ -82,7 +85,7 @@ class Baseline(ABC):
     def fit(self, X, y, *, epochs: int = 1):
         """Start afresh and make ``epochs`` passes (bad input leaves the model as it was)."""
         self._validated(X, y)
-        for name in ("t_", "epochs_", "setup_seconds_"):
+        for name in ("t_", "epochs_", "setup_seconds_", "setup_cpu_seconds_"):
             self.__dict__.pop(name, None)
         deque(self.steps(X, y, epochs=epochs), maxlen=0)
         return self

@@ -44,8 +44,10 @@ class NystromFeatures(TransformerMixin, BaseEstimator):
     sigma : float, default=1.0
         Bandwidth.
     kernel_params : dict, default=None
-    rcond : float, default=1e-10
-        Relative cut-off of the eigenvalues of ``K_mm``.
+    rcond : float or None, default=None
+        Relative cut-off of the eigenvalues of ``K_mm`` (computed in float64); ``None`` is 1e-10
+        for float64 and 1e-6 for float32 features (the rounding of a float32 ``k(X, L)``, which
+        ``s^{-1/2}`` would otherwise amplify).
     random_state : int, default=0
         Seeds the landmark draw.
     dtype : {"float64", "float32"}, default="float64"
@@ -59,7 +61,7 @@ class NystromFeatures(TransformerMixin, BaseEstimator):
     """
 
     def __init__(self, *, kernel="rbf", n_components=256, sigma=1.0, kernel_params=None,
-                 rcond=1e-10, random_state=0, dtype="float64"):
+                 rcond=None, random_state=0, dtype="float64"):
         self.kernel = kernel
         self.n_components = n_components
         self.sigma = sigma
@@ -78,9 +80,10 @@ class NystromFeatures(TransformerMixin, BaseEstimator):
                                                                replace=False)
         feature_map = exact_kernel(self.kernel, Xt.shape[1], self.sigma, self.kernel_params)
         landmarks = Xt[torch.as_tensor(np.sort(rows))]
-        K_mm = feature_map.kernel(landmarks, landmarks).double()
+        K_mm = feature_map.kernel(landmarks.double(), landmarks.double())
         s, U = torch.linalg.eigh((K_mm + K_mm.T) / 2)
-        keep = s > self.rcond * s.max()
+        rcond = self.rcond or (1e-10 if Xt.dtype == torch.float64 else 1e-6)
+        keep = s > rcond * s.max()
         self.feature_map_, self.landmarks_ = feature_map, landmarks
         U_k = U[:, keep]
         self.normalization_ = ((U_k * s[keep].rsqrt()) @ U_k.T).to(Xt.dtype)  # K_mm^{-1/2}

@@ -98,7 +98,8 @@ class Squared:
                    alpha: torch.Tensor) -> torch.Tensor:
         """The sequential SDCA pass in closed form: coordinate i sets
         ``Δ_i = (y_i − u_i − Σ_{j<i} G_ij Δ_j − α_i)/(1 + G_ii)`` (SSZ 2013's closed form for the
-        squared loss, with the ½ of φ), so ``(I + tril(G)) Δ = y − u − α``: one triangular solve, O(b²)."""
+        squared loss, with the ½ of φ), so ``(I + tril(G)) Δ = y − u − α``: one triangular
+        solve, O(b²)."""
         system = torch.eye(G.shape[0], dtype=G.dtype) + torch.tril(G)
         rhs = (y - u - alpha).unsqueeze(1)
         return torch.linalg.solve_triangular(system, rhs, upper=False).squeeze(1)

@@ -116,9 +116,10 @@ class NORMA(Baseline):
         end = self.n_support_ + len(fresh)
         if end > self._sv.shape[0]:  # grow the buffers geometrically
             capacity = max(end, 2 * self._sv.shape[0], 1024)
-            self._sv = torch.cat([self._sv[:self.n_support_], X.new_empty((capacity - self.n_support_, X.shape[1]))])
+            spare = capacity - self.n_support_
+            self._sv = torch.cat([self._sv[:self.n_support_], X.new_empty((spare, X.shape[1]))])
             self._coef = torch.cat([self._coef[:self.n_support_],
-                                    self._coef.new_empty((capacity - self.n_support_, self.n_outputs_))])
+                                    self._coef.new_empty((spare, self.n_outputs_))])
         self._sv[self.n_support_:end] = X[fresh]
         self._coef[self.n_support_:end] = coef[~known]
         self._slots[fresh] = torch.arange(self.n_support_, end)
@@ -126,4 +127,5 @@ class NORMA(Baseline):
 
     def _decision(self, X) -> torch.Tensor:
         """``Σ_j α_j k(x_j, x) + b``, O(n · n_SV · d)."""
-        return kernel_times(self.feature_map_, X, self.support_vectors_, self.dual_coef_) + self.intercept_
+        f = kernel_times(self.feature_map_, X, self.support_vectors_, self.dual_coef_)
+        return f + self.intercept_

@@ -27,9 +27,10 @@ class _DualAscent(Baseline):
     """The coordinate updates shared by the kernel and the feature versions."""
 
     def _resume(self, X, y) -> None:
-        if X.shape[0] != self.dual_coef_.shape[0]:
-            raise ValueError(f"SDCA's duals belong to the {self.dual_coef_.shape[0]} rows it was "
-                             f"fitted on; got {X.shape[0]} rows. Call fit to start on new data.")
+        same = X.shape == self._X.shape and torch.equal(X, self._X) and torch.equal(y.double(), self._y)
+        if not same:
+            raise ValueError(f"SDCA's duals belong to the {self._X.shape[0]} rows it was fitted "
+                             f"on; got {X.shape[0]} other rows. Call fit to start on new data.")
 
     def _coordinate_pass(self, rows, gram, margins, y_batch) -> torch.Tensor:
         """Δα of one sequential pass over ``rows``; the duals are updated in place."""
@@ -140,12 +141,14 @@ class SDCA(_DualAscent):
         if y.ndim != 1:
             raise ValueError(f"SDCA takes one output; y has shape {tuple(y.shape)}.")
         self.features_ = None if self.features is None else clone(self.features).fit(X.numpy())
-        self._Z, self._y = self._transform(X), y.double()
+        self._X, self._Z, self._y = X, self._transform(X), y.double()
         self.dual_coef_ = torch.zeros(X.shape[0], dtype=torch.float64)
         self.coef_ = torch.zeros(self._Z.shape[1], dtype=torch.float64)
 
     def _transform(self, X) -> torch.Tensor:
-        return X if self.features_ is None else torch.as_tensor(self.features_.transform(X.numpy()), dtype=X.dtype)
+        if self.features_ is None:
+            return X
+        return torch.as_tensor(self.features_.transform(X.numpy()), dtype=X.dtype)
 
     def _step(self, X, y, rows) -> None:
         Z_batch = self._Z[rows]                                       # (b, D)

@@ -39,7 +39,8 @@ def test_steps_are_the_published_update(loss):
     model = Pegasos(loss=loss, alpha=0.3, batch_size=5, random_state=1).fit(X, y, epochs=3)
     w = naive_pegasos(X, y, 0.3, loss, 5, 3, 1, model.radius_)
     np.testing.assert_allclose(model.coef_.numpy(), w, atol=1e-12)
-    assert model.radius_ == pytest.approx(1 / np.sqrt(0.3) if loss == "hinge" else np.sqrt(np.mean(y**2) / 0.3))
+    radius = 1 / np.sqrt(0.3) if loss == "hinge" else np.sqrt(np.mean(y**2) / 0.3)
+    assert model.radius_ == pytest.approx(radius)
 
 
 def primal(w, X, y, lam, loss):
