@@ -29,7 +29,7 @@ print(f"KL(p||q): estimated {model.kl_divergence_:.3f}, exact {true_kl:.3f}")
 
 # %%
 grid = np.linspace(-3, 3, 200).reshape(-1, 1)
-fig, ax = plt.subplots(figsize=(7, 3.6))
+fig, ax = plt.subplots(figsize=(7, 3.6), constrained_layout=True)
 ax.plot(grid, model.log_ratio(grid), lw=2, label="DSGDensityRatio")
 ax.plot(grid, true_log_ratio(grid[:, 0]), "k--", label="exact log p/q")
 ax.set(xlabel="x", ylabel="log p(x)/q(x)")

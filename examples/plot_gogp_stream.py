@@ -32,7 +32,8 @@ print(f"|U| = {model.n_inducing_} of {len(X)} points, "
 seen = np.arange(1000, 4001, 250)
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), constrained_layout=True)
 axes[0].plot(seen, sizes, marker="o")
-axes[0].set(xlabel="points seen", ylabel="inducing points |U|")
+axes[0].set(xlabel="points seen", ylabel="inducing points |U|",
+            ylim=(0, 1.2 * max(sizes)))
 axes[1].plot(seen, errors, marker="o")
 axes[1].axhline(0.1, color="k", ls=":", label="noise std")
 axes[1].set(xlabel="points seen", ylabel="progressive RMSE")

@@ -32,7 +32,7 @@ print(f"largest gap between the means {np.abs(mean - exact_mean).max():.3f}, "
       f"between the stds {np.abs(std - exact_std).max():.3f}")
 
 # %%
-fig, ax = plt.subplots(figsize=(8, 4))
+fig, ax = plt.subplots(figsize=(8, 4), constrained_layout=True)
 ax.scatter(X[:, 0], y, s=3, color="0.6", label="data")
 ax.fill_between(grid[:, 0], mean - 1.96 * std, mean + 1.96 * std, alpha=0.3,
                 label="DSG GP, 95%")

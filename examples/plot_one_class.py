@@ -29,7 +29,7 @@ print(f"agreement with OneClassSVM on the uniform points: {agree:.1%}")
 # %%
 grid = np.linspace(-6, 6, 150)
 G = np.stack(np.meshgrid(grid, grid), axis=-1).reshape(-1, 2)
-fig, ax = plt.subplots(figsize=(6, 5))
+fig, ax = plt.subplots(figsize=(6, 5), constrained_layout=True)
 ax.contourf(grid, grid, detector.decision_function(G).reshape(150, 150), levels=20,
             cmap="Blues_r")
 ax.contour(grid, grid, detector.decision_function(G).reshape(150, 150), levels=[0],

@@ -21,7 +21,7 @@ from kernelstream import RandomFeatures
 X, y = load_diabetes(return_X_y=True)
 X = StandardScaler().fit_transform(X)
 sizes = [64, 256, 1024, 4096]
-fig, ax = plt.subplots(figsize=(7, 4))
+fig, ax = plt.subplots(figsize=(7, 4), constrained_layout=True)
 for kernel in ("rbf", "rbf_orf", "laplace"):
     errors = []
     for n_components in sizes:
@@ -33,9 +33,9 @@ for kernel in ("rbf", "rbf_orf", "laplace"):
 ax.loglog(sizes, errors[0] * np.sqrt(sizes[0] / np.asarray(sizes)), "k:", label="1/√D")
 ax.set(xlabel="D (n_components)", ylabel="max |ΦΦᵀ − K|")
 ax.legend()
+plt.show()
 
 # %%
 # Random features in front of a linear model: a kernel ridge regression in a pipeline.
 model = make_pipeline(RandomFeatures(n_components=1024, random_state=0), Ridge(alpha=1.0))
 print(f"5-fold R² of RandomFeatures + Ridge: {cross_val_score(model, X, y).mean():.3f}")
-plt.show()

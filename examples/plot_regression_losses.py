@@ -25,7 +25,7 @@ y[outliers] += 8.0                                  # 2% of the targets far abov
 
 fixed = {"sigma": 0.9, "n_components": 1024}
 grid = np.linspace(-3, 3, 400).reshape(-1, 1)
-fig, ax = plt.subplots(figsize=(8, 4))
+fig, ax = plt.subplots(figsize=(8, 4), constrained_layout=True)
 ax.scatter(X[:, 0], y, s=2, color="0.7", label="data")
 for loss, style in [("squared", "-"), ("huber", "--"), ("absolute", ":")]:
     model = DSGRegressor(loss=loss, epsilon=0.3, random_state=0, **fixed).fit(X, y)

@@ -25,7 +25,11 @@ print(f"sigma_={model.sigma_:.3g}, alpha_={model.alpha_:g}, "
       f"{model.n_components_} features, {model.n_iter_} epochs")
 
 # %%
-# The learned function next to the true one, on a grid.
+# Left: the learned function next to the true one, on a grid. Right: the validation loss per
+# epoch of the size kept (minus ``validation_scores_``); ``feature_growth_`` holds each size's
+# best validation loss.
+for step in model.feature_growth_:
+    print(step)
 grid = np.linspace(-5, 5, 121)
 G = np.stack(np.meshgrid(grid, grid), axis=-1).reshape(-1, 2).astype(np.float32)
 fig, axes = plt.subplots(1, 3, figsize=(11, 3.4), constrained_layout=True)
@@ -35,13 +39,8 @@ for ax, values, title in [(axes[0], synthetic_function(G), "true f"),
                       vmin=-0.8, vmax=1.0, cmap="viridis")
     ax.set_title(title)
 fig.colorbar(image, ax=axes[:2], shrink=0.8)
-
-# %%
-# The validation loss per epoch of the size kept (minus ``validation_scores_``) and the
-# feature growth: each size's best validation loss.
-axes[2].plot(-np.asarray(model.validation_scores_), marker="o")
+axes[2].plot(np.arange(1, len(model.validation_scores_) + 1),
+             -np.asarray(model.validation_scores_), marker="o")
 axes[2].set(xlabel="epoch", ylabel="validation loss", yscale="log",
             title=f"{model.n_components_} features")
-for step in model.feature_growth_:
-    print(step)
 plt.show()
