@@ -1,12 +1,16 @@
 # The two commands: `make demo` (the main job) and `make test` (the whole suite).
 # Both create .venv on first use; CPU torch is installed before the package so that
-# pip never pulls the CUDA build.
+# pip never pulls the CUDA build. `make docs` builds the site (docs/_build/html) with every
+# gallery example; `make docs-quick` (CI) skips the slower examples. Both treat warnings as
+# errors and start from a clean tree, so that no warning hides in a cached page.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+DOCS_STAMP := $(VENV)/.installed-docs
+SPHINX := $(PY) -m sphinx -W --keep-going -b html docs docs/_build/html
 
-.PHONY: demo test venv clean bench
+.PHONY: demo test venv clean bench docs docs-quick docs-clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,5 +30,19 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m benchmarks.synthetic
 
-clean:
+$(DOCS_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e ".[docs]"
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP) docs-clean
+	$(SPHINX)
+
+docs-quick: $(DOCS_STAMP) docs-clean
+	KERNELSTREAM_DOCS_QUICK=1 $(SPHINX)
+
+docs-clean:
+	rm -rf docs/_build docs/auto_examples docs/api/generated docs/api/backreferences \
+		docs/results docs/sg_execution_times.rst
+
+clean: docs-clean
 	rm -rf $(VENV) build *.egg-info src/*.egg-info

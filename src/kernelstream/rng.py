@@ -126,7 +126,7 @@ def _split_seed(seed: int) -> tuple[int, int]:
 
 
 def random_bits(n: int, seed: int, block: int, stream: int, device=None, offset: int = 0) -> torch.Tensor:
-    """Words ``offset .. offset + n − 1`` (32-bit, as int64) of the sequence ``(seed, block, stream)``.
+    """Words ``offset`` to ``offset + n − 1`` (32-bit, as int64) of the sequence ``(seed, block, stream)``.
 
     Four words come out of each Philox call; the counter of call ``k`` is
     ``(k, block mod 2^32, block >> 32, stream)``. ``offset`` must be a multiple of 4.

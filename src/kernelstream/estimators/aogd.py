@@ -98,9 +98,9 @@ class AOGDClassifier(EstimatorState, ClassifierMixin, BaseEstimator):
     ----------
     classes_ : ndarray of shape (2,)
         ``classes_[1]`` is the positive class (scores rank it first).
-    coef_ : ndarray of shape (n_components_,)
+    coef_ : ndarray of shape ``(n_components_,)``
         The model scored by ``decision_function``: the averaged iterate if ``average``, else ``w``.
-    iterate_ : ndarray of shape (n_components_,)
+    iterate_ : ndarray of shape ``(n_components_,)``
         The last iterate ``w_T`` (where the next example's steps start).
     n_averaged_ : int
         Iterates in the average (0 without ``average``).

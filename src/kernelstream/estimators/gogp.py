@@ -39,7 +39,7 @@ class GoGPRegressor(EstimatorState, RegressorMixin, BaseEstimator):
 
     A point joins the inducing set ``U`` when its posterior standard deviation given ``U``
     (the distance of its feature to the span of ``U``'s, noise left out) exceeds ``theta``;
-    ``(K_UU + s²I)⁻¹`` is kept by Schur-complement updates, O(|U|²) per point. The mean is
+    ``(K_UU + s²I)⁻¹`` is kept by Schur-complement updates, ``O(|U|²)`` per point. The mean is
     ``μ(x) = d(x)ᵀγ`` with ``d(x) = (K_UU + s²I)⁻¹k_U(x)`` (Prop. 1 of the paper) and
     effective labels ``γ`` fitted to every point seen by recursive least squares
     (``solver="rls"``), or the paper's projected SGD (``solver="sgd"``); the standard deviation

@@ -1,6 +1,6 @@
 """Doubly stochastic gradient descent in the RKHS (Dai et al. 2014, Algorithms 1 and 2).
 
-Step ``t`` takes a mini-batch ``(X_t, y_t)`` of size ``b`` and a fresh block ``t`` of features:
+Step ``t`` takes a mini-batch ``(X_t, y_t)`` of size ``b`` and a fresh block ``t`` of features::
 
     u_i = f_t(x_i)                                   (regenerates blocks 1..t−1; O(b·t·r·d))
     G   = w ⊙ ∂ℓ(u, y)/∂u                            (b, C)
