@@ -228,3 +228,17 @@ def test_every_failure_is_one_line_and_a_nonzero_exit(a9a_model, regression_csv,
         assert len(lines) == 1 and lines[0].startswith("error: "), (name, result.stderr)
         assert message in lines[0], (name, lines[0])
         assert result.exception is None or isinstance(result.exception, SystemExit), name
+
+
+def test_checkpoint_options_reach_a_fit_that_takes_them():
+    from kernelstream.cli.models import CliError, fit_options
+
+    class Resumable:
+        def fit(self, X, y, resume=None, checkpoint=None, checkpoint_every=None):
+            return self
+
+    requested = {"resume": "a.ckpt", "checkpoint": "b.ckpt", "checkpoint_every": 5}
+    assert fit_options(Resumable(), requested) == requested
+    assert fit_options(Resumable(), {"resume": None, "checkpoint": None}) == {}
+    with pytest.raises(CliError, match="--checkpoint-every is not supported"):
+        fit_options(GoGPRegressor(), {"checkpoint_every": 5})

@@ -9,7 +9,7 @@ from .. import demo as demo_module
 __all__ = ["demo"]
 
 
-@click.command()
+@click.command(short_help="The main job on a built-in data set (make demo).")
 @click.option("--n", "n_rows", type=click.IntRange(min=256), default=demo_module.DEFAULT_ROWS,
               show_default=True, help="Training rows of the synthetic regression.")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,

@@ -44,7 +44,7 @@ def data_options(command):
                         help="File format (default: from the suffix or the first line).")(command)
 
 
-@click.command(epilog=EXAMPLES)
+@click.command(epilog=EXAMPLES, short_help="Fit an estimator on a data file and save it.")
 @click.argument("data", type=click.Path(dir_okay=True), metavar="DATA")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="Model file to write (safetensors + JSON, SHA-256 checked on load).")

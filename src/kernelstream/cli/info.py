@@ -19,7 +19,7 @@ Examples:
 """
 
 
-@click.command(epilog=INFO_EXAMPLES)
+@click.command(epilog=INFO_EXAMPLES, short_help="Show what a model file holds.")
 @click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False))
 @output_options
 def info(model_path, quiet, as_json):

@@ -41,7 +41,7 @@ def _read_rows(model, data, fmt, label, zero_based):
     return rows, prepare_rows(model, rows.X)
 
 
-@click.command(epilog=PREDICT_EXAMPLES)
+@click.command(epilog=PREDICT_EXAMPLES, short_help="Predict a data file with a saved model.")
 @click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False))
 @click.argument("data", metavar="DATA", type=click.Path())
 @click.option("-o", "--output", default="-", show_default=True, type=click.Path(dir_okay=False),
@@ -107,7 +107,8 @@ def _write_csv(output, names: list[str], columns: list[np.ndarray]) -> None:
         f.write(buffer.getvalue())
 
 
-@click.command(epilog=EVALUATE_EXAMPLES)
+@click.command(epilog=EVALUATE_EXAMPLES,
+               short_help="Score a saved model on a labelled data file.")
 @click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False))
 @click.argument("data", metavar="DATA", type=click.Path())
 @click.option("--level", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
