@@ -64,10 +64,19 @@ class EpochProgress:
         self._bar.set_postfix(loss=f"{loss:.4g}", best=f"{self._best:.4g}", refresh=False)
         self._bar.update(1)
 
-    def close(self) -> None:
+    def close(self, failed: bool = False) -> None:
+        """Close the bar; a failed fit's bar is erased (on a terminal): its error stands alone."""
+        if failed:
+            self._bar.leave = False
         self._bar.close()
+
+    def __enter__(self) -> "EpochProgress":
+        return self
+
+    def __exit__(self, exc_type, exc, traceback) -> None:
+        self.close(failed=exc_type is not None)
 
 
 def closing(progress):
     """A context that closes ``progress`` (``None``: nothing to close) when the fit ends."""
-    return contextlib.nullcontext() if progress is None else contextlib.closing(progress)
+    return contextlib.nullcontext() if progress is None else progress
