@@ -180,6 +180,8 @@ def _failures(a9a_model, regression_csv, tmp_path):
     garbage.write_text("1 1:0.5\nthis is not libsvm\n")
     wide = tmp_path / "wide.csv"
     np.savetxt(wide, np.column_stack([X, X[:, :1], y]), delimiter=",")
+    renamed = tmp_path / "renamed.csv"
+    np.savetxt(renamed, np.column_stack([X, y]), delimiter=",", header="v,u,target", comments="")
     unlabelled = tmp_path / "unlabelled.csv"
     np.savetxt(unlabelled, X, delimiter=",")
     (tmp_path / "bad.toml").write_text('kernal = "rbf"\n')
@@ -212,6 +214,8 @@ def _failures(a9a_model, regression_csv, tmp_path):
                            "unknown key 'kernal'"),
         "output directory missing": (["fit", csv_path, "--task", "regression", "-o",
                                       tmp_path / "no" / "m.kst"], "does not exist"),
+        "columns renamed": (["evaluate", tmp_path / "reg.kst", renamed],
+                            "are not the training file's ['u', 'v']"),
         "task mismatch": (["fit", csv_path, "--task", "regression", "--estimator", "aogd",
                            "-o", tmp_path / "m.kst"], "does not do regression"),
     }

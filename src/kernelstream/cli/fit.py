@@ -102,6 +102,7 @@ def fit(ctx, data, output, task, estimator, fmt, label, zero_based, n_features, 
         model.set_params(verbose=0)  # progress bars belong to this run, not to the saved model
     metadata = {"training": {"rows": int(X.shape[0]), "features": int(X.shape[1]),
                              "files": [str(f) for f in rows.files], "format": rows.fmt,
+                             "feature_names": rows.feature_names,
                              "fit_seconds": round(seconds, 3)},
                 "written_by": f"kernelstream fit {__version__}"}
     save(model, output, metadata=metadata)

@@ -50,6 +50,8 @@ def _lines(result: dict) -> list[str]:
              "  parameters    " + (", ".join(f"{k}={v!r}" for k, v in
                                             result["non_default_params"].items()) or "defaults")]
     lines += [f"  {key:13s} {value}" for key, value in result["fitted"].items()]
+    if training and training.get("feature_names"):
+        lines.append(f"  features      {', '.join(training['feature_names'])}")
     if training:
         lines.append(f"  trained on    {training['rows']} rows x {training['features']} features "
                      f"({training['format']}: {', '.join(training['files'])}) in "

@@ -10,7 +10,7 @@ import sys
 import click
 import numpy as np
 
-from ..io import load
+from ..io import load, read_header
 from .files import read_labelled
 from .fit import data_options
 from .metrics import classification_metrics, predictive_std, regression_metrics
@@ -35,9 +35,16 @@ Examples:
 """
 
 
-def _read_rows(model, data, fmt, label, zero_based):
-    """The rows of ``data`` as ``model`` takes them (its width; sparse or dense)."""
+def _read_rows(model, model_path, data, fmt, label, zero_based):
+    """The rows of ``data`` as ``model`` takes them (its width; sparse or dense); a table's
+    column names must be those of the training file, when both have names."""
     rows = read_labelled(data, fmt, label, n_features=model.n_features_in_, zero_based=zero_based)
+    if rows.feature_names is not None:
+        training = read_header(model_path).get("metadata", {}).get("training") or {}
+        expected = training.get("feature_names")
+        if expected is not None and list(expected) != list(rows.feature_names):
+            raise CliError(f"{data}: the columns {rows.feature_names} are not the training "
+                           f"file's {expected} (the same names in the same order)")
     return rows, prepare_rows(model, rows.X)
 
 
@@ -62,7 +69,7 @@ def predict(model_path, data, output, proba, std, fmt, label, zero_based, quiet,
     if std and not has_std(model):
         raise CliError(f"--std needs a model with a predictive std (GoGPRegressor, "
                        f"DSGGaussianProcessRegressor); {model_path} holds a {kind}")
-    rows, X = _read_rows(model, data, fmt, label, zero_based)
+    rows, X = _read_rows(model, model_path, data, fmt, label, zero_based)
     names, columns = _prediction_columns(model, X, proba, std)
     if output == "-" and as_json:
         emit({"rows": X.shape[0], **{n: c for n, c in zip(names, columns)}}, as_json=True,
@@ -119,7 +126,7 @@ def evaluate(model_path, data, level, fmt, label, zero_based, quiet, as_json):
     """Score the model in MODEL on the labelled rows of DATA: error, accuracy, AUC, log loss
     (classifiers); RMSE, MAE, R² and interval coverage (regressors, GP models)."""
     model = load(model_path)
-    rows, X = _read_rows(model, data, fmt, label, zero_based)
+    rows, X = _read_rows(model, model_path, data, fmt, label, zero_based)
     if rows.y is None:
         raise CliError(f"{data}: no labels to evaluate against; name the label column with "
                        "--label")
