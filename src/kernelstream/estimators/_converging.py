@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import sys
 
 import numpy as np
 import torch
@@ -26,6 +25,7 @@ from ..rng import draw_seed
 from ..solvers.preconditioned import INTERCEPT_FEATURE, EpochControl
 from ..solvers.selection import Problem, cross_validate, grow_features, race_bandwidths
 from ._budget import default_features
+from ._progress import EpochProgress, closing
 
 __all__ = ["ConvergingMixin", "SIGMA_SCALES", "ALPHAS"]
 
@@ -72,7 +72,7 @@ class ConvergingMixin:
 
     @respects_n_jobs
     def _fit_preconditioned(self, X, y, sample_weight):
-        with self._unchanged_on_error():
+        with self._unchanged_on_error(), closing(self._progress()) as progress:
             warm = self.warm_start and hasattr(self, "expansion_") and hasattr(self, "alpha_")
             X, y, sample_weight = self._validated(X, y, sample_weight, first=not warm)
             self._check_fit_targets(y, sample_weight)
@@ -88,13 +88,13 @@ class ConvergingMixin:
             if warm:
                 feature_map, alphas, J = self.expansion_.feature_map, [self.alpha_], self.expansion_.n_blocks
                 result, J, history = grow_features(problem, feature_map, alphas, self._control(),
-                                                   J, J, GROWTH_TOL, self._theta(), self._progress())
+                                                   J, J, GROWTH_TOL, self._theta(), progress)
             else:
                 rows = train_rows if val_rows is None else np.concatenate([train_rows, val_rows])
                 everything = dataclasses.replace(problem, train_rows=torch.as_tensor(rows, device=problem.X.device))
                 feature_map, alphas, (J, max_blocks) = self._select(problem, X, everything)
                 result, J, history = grow_features(problem, feature_map, alphas, self._control(),
-                                                   J, max_blocks, GROWTH_TOL, callback=self._progress())
+                                                   J, max_blocks, GROWTH_TOL, callback=progress)
             self._set_preconditioned(result, feature_map, alphas, J, history)
             self._pending = None
         return self
@@ -200,12 +200,9 @@ class ConvergingMixin:
         W = coef.reshape(-1, e.n_outputs) * math.sqrt(e.n_blocks)
         return torch.cat([W, intercept.reshape(1, -1).to(W.dtype) / INTERCEPT_FEATURE]).to(self._torch_dtype())
 
-    def _progress(self):
-        if not self.verbose:
-            return None
-        name = type(self).__name__
-        return lambda epoch, loss: print(f"{name}: epoch {epoch}, monitored loss {loss:.6g}",
-                                         file=sys.stderr, flush=True)
+    def _progress(self) -> EpochProgress | None:
+        """A bar over the epochs (monitored loss as they end) when ``verbose``."""
+        return EpochProgress(type(self).__name__) if self.verbose else None
 
     def _set_preconditioned(self, result, feature_map, alphas, J, history) -> None:
         C = self._n_outputs()
