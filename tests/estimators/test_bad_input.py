@@ -124,7 +124,7 @@ def test_bad_parameters_are_named(fitted, params, message):
 def test_regression_loss_on_classifier_is_refused():
     X, y = make_classification(100, 4, random_state=0)
     with pytest.raises(ValueError, match="'loss' parameter of DSGClassifier"):
-        DSGClassifier(loss="squared").fit(X, y)
+        DSGClassifier(loss="huber").fit(X, y)
     with pytest.raises(ValueError, match="'loss' parameter of DSGRegressor"):
         DSGRegressor(loss="hinge").fit(X, y)
 

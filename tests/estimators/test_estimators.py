@@ -7,6 +7,8 @@ from sklearn.exceptions import NotFittedError
 from sklearn.datasets import make_classification
 from sklearn.pipeline import make_pipeline
 from sklearn.linear_model import Ridge
+from sklearn.metrics import log_loss
+from scipy.special import softmax
 
 from kernelstream import DSGClassifier, DSGRegressor, RandomFeatures
 from kernelstream.datasets import synthetic_regression
@@ -118,7 +120,7 @@ def test_multi_output_regression():
     np.testing.assert_allclose(pred[:, 1], -2 * pred[:, 0] + 1, atol=0.05)
 
 
-@pytest.mark.parametrize("loss", ["hinge", "squared_hinge", "logistic"])
+@pytest.mark.parametrize("loss", ["hinge", "squared_hinge", "logistic", "squared"])
 def test_classification_losses_binary_and_multiclass(loss):
     for n_classes in (2, 3):
         X, y = make_classification(1500, 6, n_informative=4, n_classes=n_classes,
@@ -127,12 +129,40 @@ def test_classification_losses_binary_and_multiclass(loss):
         assert clf.score(X, y) > 0.85, (loss, n_classes)
         scores = clf.decision_function(X)
         assert scores.shape == ((1500,) if n_classes == 2 else (1500, n_classes))
-        if loss == "logistic":
-            proba = clf.predict_proba(X)
-            np.testing.assert_allclose(proba.sum(axis=1), 1.0)
-            np.testing.assert_array_equal(clf.classes_[proba.argmax(axis=1)], clf.predict(X))
-        else:
-            assert not hasattr(clf, "predict_proba")
+        proba = clf.predict_proba(X)  # the logistic model's, else temperature-scaled
+        assert (clf.proba_temperature_ is None) == (loss == "logistic")
+        np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+        np.testing.assert_array_equal(clf.classes_[proba.argmax(axis=1)], clf.predict(X))
+
+
+@pytest.mark.parametrize("loss", ["hinge", "squared"])
+def test_one_pass_margin_losses_have_no_probabilities(loss):
+    X, y = make_classification(600, 6, random_state=0)
+    clf = DSGClassifier(loss=loss, solver="one_pass", **FAST).fit(X, y)
+    assert not hasattr(clf, "predict_proba")
+    with pytest.raises(AttributeError) as error:
+        clf.predict_proba(X)
+    assert "no held-out rows calibrated it" in str(error.value.__cause__)
+
+
+def test_auto_loss_is_least_squares_for_fit_and_logistic_for_streams():
+    X, y = make_classification(600, 6, random_state=0)
+    assert DSGClassifier(**FAST).fit(X, y).loss_ == "squared"
+    assert DSGClassifier(solver="one_pass", **FAST).fit(X, y).loss_ == "logistic"
+    assert DSGClassifier(**FAST).partial_fit(X, y).loss_ == "logistic"
+
+
+def test_temperature_calibrates_least_squares_probabilities():
+    """On held-out rows the tempered probabilities score a log loss no worse than the raw
+    ``softmax(f)`` (τ = 1) and close to the logistic model's."""
+    X, y = make_classification(3000, 8, n_informative=5, n_classes=3, random_state=1)
+    squared = DSGClassifier(loss="squared", **FAST).fit(X[:2000], y[:2000])
+    logistic = DSGClassifier(loss="logistic", **FAST).fit(X[:2000], y[:2000])
+    held, truth = X[2000:], y[2000:]
+    tempered = log_loss(truth, squared.predict_proba(held))
+    untempered = log_loss(truth, softmax(squared.decision_function(held), axis=1))
+    assert squared.proba_temperature_ > 1 and tempered < untempered
+    assert tempered < 1.2 * log_loss(truth, logistic.predict_proba(held))
 
 
 def test_string_labels_and_partial_fit_classes():

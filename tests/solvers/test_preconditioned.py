@@ -152,3 +152,29 @@ def test_non_finite_coefficients_raise_instead_of_returning_nan():
     problem = _problem(X, y, get_loss("squared"))
     with pytest.raises(FloatingPointError, match="diverged"):
         train(problem, _map(), 1, [1e-6], EpochControl(max_iter=3, tol=None))
+
+
+def _weighted_ridge(Phi, y, w, alpha):
+    """Closed form of ``(1/n)Σ w_i ½(φᵀw + b − y)² + α/2‖w‖²``."""
+    n, D = Phi.shape
+    A = torch.cat([Phi, torch.ones(n, 1, dtype=Phi.dtype)], 1)
+    H = A.T @ (w[:, None] * A) / n
+    H[:D, :D] += alpha * torch.eye(D, dtype=Phi.dtype)
+    return torch.linalg.solve(H, A.T @ (w[:, None] * y) / n)
+
+
+@pytest.mark.parametrize("heavy", [1.0, 1000.0])
+def test_weighted_rows_reach_the_weighted_ridge_solution(heavy):
+    """Unequal sample weights (one half of the rows ``heavy`` times the other): the sketch is
+    drawn ``∝ w`` and the curvature scaled by ``w̄``, so the steps stay stable (a step sized for
+    unit weights diverges at ``heavy = 1000``) and reach the weighted closed form."""
+    X, y = _data()
+    w = torch.where(X[:, 0] > 0, heavy, 1.0).to(X.dtype)
+    fm, alpha = _map(), 1e-4
+    problem = Problem(X, y, w, None, get_loss("squared"), 1, 256, 0)
+    result = train(problem, fm, D_BLOCKS, [alpha], EpochControl(max_iter=30, tol=None))
+    Phi = feature_matrix(fm, X, D_BLOCKS)
+    exact = _weighted_ridge(Phi, y, w, alpha)
+    ours = Phi @ result.theta[:-1] + INTERCEPT_FEATURE * result.theta[-1]
+    closed = Phi @ exact[:-1] + exact[-1]
+    assert (((ours - closed) ** 2) * w[:, None]).sum() / (w[:, None] * (closed - closed.mean()) ** 2).sum() < 1e-3

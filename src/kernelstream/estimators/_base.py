@@ -166,9 +166,13 @@ class DSGBase(EstimatorState, BaseEstimator):
         """Seed, device, target scaling and an empty expansion from the first rows ``(X, y)``."""
         self.seed_ = draw_seed(rng)
         self.device_ = resolve_device(self.device)
+        self._resolve_loss("one_pass")
         if y is not None:
             self._fit_target_scaling(y)
         return self._new_expansion(X, self.seed_, self.device_)
+
+    def _resolve_loss(self, solver: str) -> None:
+        """Fix the loss a fresh fit by ``solver`` trains (the classifier's ``loss_``)."""
 
     def _one_pass_sigma(self):
         """The bandwidth argument of the one-pass solver (``sigma``)."""

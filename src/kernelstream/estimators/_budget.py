@@ -10,21 +10,26 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["default_features", "max_feature_blocks", "FEATURES_PER_ROOT", "MAX_DEFAULT_FEATURES"]
+__all__ = ["default_features", "max_feature_blocks", "FEATURES_PER_ROOT", "MAX_DEFAULT_FEATURES",
+           "MIN_DEFAULT_FEATURES"]
 
 #: the budget is ``FEATURES_PER_ROOT · √n · ln n`` features
 FEATURES_PER_ROOT = 8
 #: never more than this many features by default
 MAX_DEFAULT_FEATURES = 32768
+#: never fewer: on small data sets extra features cost little, and random features need
+#: several times more than a Nyström basis to approximate a kernel as well (digits, odd vs
+#: even, 1,347 rows: 2.9% test error with 1024 features, 1.8% with 4096)
+MIN_DEFAULT_FEATURES = 4096
 
 
 def default_features(n_rows: int) -> int:
-    """The default budget: ``8·√n·ln n`` features (Rudi & Rosasco's ``O(√n log n)``), at most
-    32768 and at least 64."""
+    """The default budget: ``8·√n·ln n`` features (Rudi & Rosasco's ``O(√n log n)``), between
+    4096 and 32768."""
     features = FEATURES_PER_ROOT * math.sqrt(n_rows) * math.log(max(n_rows, 2))
-    return int(max(64, min(features, MAX_DEFAULT_FEATURES)))
+    return int(max(MIN_DEFAULT_FEATURES, min(features, MAX_DEFAULT_FEATURES)))
 
 
 def max_feature_blocks(n_rows: int, block_size: int) -> int:
-    """Blocks of ``block_size`` features in :func:`default_features` (at least one)."""
-    return max(1, default_features(n_rows) // block_size)
+    """Blocks of ``block_size`` features covering :func:`default_features` (rounded up)."""
+    return math.ceil(default_features(n_rows) / block_size)

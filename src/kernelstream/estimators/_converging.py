@@ -24,7 +24,7 @@ from ..features import kernel_class, make_feature_map, resolve_bandwidth
 from ..rng import draw_seed
 from ..solvers.preconditioned import INTERCEPT_FEATURE, EpochControl
 from ..solvers.selection import Problem, cross_validate, grow_features, race_bandwidths
-from ._budget import default_features
+from ._budget import max_feature_blocks
 from ._progress import EpochProgress, closing
 
 __all__ = ["ConvergingMixin", "SIGMA_SCALES", "ALPHAS"]
@@ -81,6 +81,7 @@ class ConvergingMixin:
             if not warm:
                 self.seed_ = seed
                 self.device_ = resolve_device(self.device)
+                self._resolve_loss("preconditioned")
                 self._fit_target_scaling(y)
             weight = sample_weight * self._class_weights(self._targets(y, X.shape[0]))
             train_rows, val_rows = self._split(y, X.shape[0], rng)
@@ -96,6 +97,7 @@ class ConvergingMixin:
                 result, J, history = grow_features(problem, feature_map, alphas, self._control(),
                                                    J, max_blocks, GROWTH_TOL, callback=progress)
             self._set_preconditioned(result, feature_map, alphas, J, history)
+            self._calibrate(problem)
             self._pending = None
         return self
 
@@ -153,14 +155,12 @@ class ConvergingMixin:
 
     def _block_layout(self, n_rows: int) -> tuple[int, int, int]:
         """``(block_size, blocks to start from, most blocks)``: an explicit ``n_components`` is
-        used as it is; by default one block, doubled up to :func:`default_features` (one
-        smaller block when that is below ``block_size``)."""
+        used as it is; by default one block, doubled up to
+        :func:`~kernelstream.estimators._budget.default_features` (rounded up to whole blocks)."""
         block_size, n_blocks = self._feature_layout()
         if n_blocks is not None:
             return block_size, n_blocks, n_blocks
-        budget = default_features(n_rows)
-        block_size = min(block_size, 64 * math.ceil(budget / 64))
-        return block_size, 1, max(1, budget // block_size)
+        return block_size, 1, max_feature_blocks(n_rows, block_size)
 
     def _select(self, problem: Problem, X, all_rows: Problem):
         """Feature map, ``α`` candidates and starting blocks: with "auto", ``sigma`` and
@@ -199,6 +199,9 @@ class ConvergingMixin:
         coef, intercept = e.prediction_parameters()
         W = coef.reshape(-1, e.n_outputs) * math.sqrt(e.n_blocks)
         return torch.cat([W, intercept.reshape(1, -1).to(W.dtype) / INTERCEPT_FEATURE]).to(self._torch_dtype())
+
+    def _calibrate(self, problem: Problem) -> None:
+        """Fit what turns outputs into probabilities (the classifier's temperature)."""
 
     def _progress(self) -> EpochProgress | None:
         """A bar over the epochs (monitored loss as they end) when ``verbose``."""

@@ -5,20 +5,28 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-from scipy.special import expit, softmax
+import torch
 from sklearn.base import ClassifierMixin
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.metaestimators import available_if
 
 from .._validation import Interval, Real, StrOptions
+from ..calibration import fit_temperature, tempered_proba
 from ..losses import get_loss
-from ._base import DSGBase, assign_parameters
+from ._base import DSGBase, assign_parameters, predict_in_row_chunks
 from ._converging import CONVERGING_CONSTRAINTS, ConvergingMixin
 from ._labels import fit_or_check_labels
 
 __all__ = ["DSGClassifier"]
 
-CLASSIFICATION_LOSSES = {"hinge", "squared_hinge", "logistic", "log_loss"}
+CLASSIFICATION_LOSSES = {"hinge", "squared_hinge", "logistic", "log_loss", "squared", "auto"}
+#: ``loss="auto"`` by solver: least squares under the preconditioned ``fit`` (its preconditioner
+#: is then the exact Hessian; test error against logistic, defaults, mean of 3 splits: digits odd
+#: vs even 1.5% vs 2.2%, MNIST 8 vs 6 0.26% vs 0.36%, USPS 5.98% vs 6.28%, a9a 14.85% vs
+#: 14.87%; german 22.9% vs 22.7%, breast cancer 3.7% vs 2.6%), the logistic loss for one pass
+AUTO_LOSS = {"preconditioned": "squared", "one_pass": "logistic"}
+#: rows of the training set that calibrate probabilities when no validation rows are held out
+CALIBRATION_ROWS = 20000
 
 #: ``precond_eps="auto"``: ε relative to the mean eigenvalue of ``ΨᵀΨ/b``, from measurements
 #: (benchmarks/results/mnist10.md). Softmax over many classes gains from light damping (MNIST,
@@ -30,9 +38,12 @@ PRECOND_EPS_SOFTMAX = 0.1
 
 
 def _has_proba(estimator) -> bool:
-    if estimator.loss not in ("logistic", "log_loss"):
-        raise AttributeError(f"predict_proba is not available for loss={estimator.loss!r}; "
-                             "use loss='logistic'.")
+    if estimator._loss_name() in ("logistic", "softmax"):
+        return True
+    if getattr(estimator, "proba_temperature_", None) is None:
+        raise AttributeError(f"predict_proba is not available for loss={estimator._loss_name()!r} "
+                             "trained by the one-pass solver (no held-out rows calibrated it); use "
+                             "loss='logistic', or fit with solver='preconditioned'.")
     return True
 
 
@@ -45,9 +56,15 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
 
     Parameters
     ----------
-    loss : {"logistic", "hinge", "squared_hinge"}, default="logistic"
-        ``log(1 + e^{−yu})`` (softmax for multiclass; gives ``predict_proba``),
-        ``max(0, 1 − yu)`` (SVM), ``max(0, 1 − yu)²`` (L2-SVM). "log_loss" = "logistic".
+    loss : {"auto", "squared", "logistic", "hinge", "squared_hinge"}, default="auto"
+        ``½(1 − yu)²`` (regularised least-squares classification, the loss of
+        ``RidgeClassifier``; one-vs-rest ``±1`` targets), ``log(1 + e^{−yu})`` (softmax for
+        multiclass), ``max(0, 1 − yu)`` (SVM), ``max(0, 1 − yu)²`` (L2-SVM). "log_loss" =
+        "logistic". "auto" is "squared" for ``fit`` with ``solver="preconditioned"`` (it was
+        at or below the logistic loss's test error on 5 of 8 data sets, see ``AUTO_LOSS``) and
+        "logistic" for ``solver="one_pass"`` and ``partial_fit``; ``loss_`` says which.
+        ``predict_proba`` is the logistic model's, or for the other losses
+        ``softmax(τ·f)`` with ``τ`` fitted on the validation rows (temperature scaling).
     class_weight : dict, "balanced" or None, default=None
         Weights multiplying each class's samples, as in scikit-learn.
     precond_eps : float or "auto", default="auto"
@@ -60,6 +77,10 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+    loss_ : str
+        The loss trained ("auto" resolved; "logistic" also for the multiclass softmax).
+    proba_temperature_ : float or None
+        ``τ`` of ``predict_proba`` for a loss that is not the logistic one (None otherwise).
     expansion_, n_components_, sigma_, seed_, t_, n_iter_, n_features_in_
         As in :class:`DSGRegressor`.
 
@@ -73,7 +94,8 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
     1.0
     """
 
-    _state_attributes = DSGBase._state_attributes + ConvergingMixin._fitted_attributes + ("classes_",)
+    _state_attributes = (DSGBase._state_attributes + ConvergingMixin._fitted_attributes
+                         + ("classes_", "loss_", "proba_temperature_"))
 
     _parameter_constraints = {
         **DSGBase._parameter_constraints,
@@ -83,7 +105,7 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
         "precond_eps": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
     }
 
-    def __init__(self, *, loss="logistic", class_weight=None, solver="preconditioned", kernel="rbf",
+    def __init__(self, *, loss="auto", class_weight=None, solver="preconditioned", kernel="rbf",
                  sigma="auto", sigma_scale=0.5, kernel_params=None, alpha="auto", batch_size=2048,
                  block_size=1024, max_iter="auto", learning_rate="inverse", eta0=2.0, t0=1.0,
                  power_t=0.5, precondition=True, precond_eps="auto", average=False,
@@ -120,12 +142,10 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
 
     @available_if(_has_proba)
     def predict_proba(self, X):
-        """Class probabilities: ``σ(f)`` (binary) or ``softmax(f)`` (multiclass)."""
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            p = expit(scores)
-            return np.column_stack([1 - p, p])
-        return softmax(scores, axis=1)
+        """Class probabilities: ``σ(τf)`` (binary) or ``softmax(τf)`` (multiclass), ``τ = 1`` for
+        the logistic loss, else ``proba_temperature_``."""
+        tau = getattr(self, "proba_temperature_", None)
+        return tempered_proba(self.decision_function(X), 1.0 if tau is None else tau)
 
     @available_if(_has_proba)
     def predict_log_proba(self, X):
@@ -168,10 +188,36 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
         return targets.argmax(axis=1)
 
     def _loss_name(self) -> str:
-        multiclass = len(self.classes_) > 2
-        if self.loss in ("logistic", "log_loss"):
-            return "softmax" if multiclass else "logistic"
-        return self.loss
+        """The loss trained (``loss_``; before any fit, ``loss`` with "auto" as for one pass),
+        "softmax" for the logistic loss over three or more classes."""
+        loss = getattr(self, "loss_", None) or self._chosen_loss("one_pass")
+        if loss == "logistic" and len(getattr(self, "classes_", ())) > 2:
+            return "softmax"
+        return loss
+
+    def _chosen_loss(self, solver: str) -> str:
+        """``loss`` with "auto" resolved for ``solver`` and "log_loss" spelled "logistic"."""
+        loss = AUTO_LOSS[solver] if self.loss == "auto" else self.loss
+        return "logistic" if loss == "log_loss" else loss
+
+    def _resolve_loss(self, solver: str) -> None:
+        self.loss_ = self._chosen_loss(solver)
+
+    def _calibrate(self, problem) -> None:
+        """``proba_temperature_`` from the validation rows (else up to ``CALIBRATION_ROWS``
+        training rows) when the loss is not the logistic one."""
+        self.proba_temperature_ = None
+        if self._loss_name() in ("logistic", "softmax"):
+            return
+        if problem.validation is not None:
+            X, targets, weight = problem.validation
+        else:
+            rows = problem.index(torch.arange(min(problem.n_train, CALIBRATION_ROWS), device=problem.X.device))
+            X, targets, weight = problem.X[rows], problem.y[rows], problem.weight[rows]
+        scores = predict_in_row_chunks(self.expansion_.predict, X, self._torch_dtype(), self.device_,
+                                       self.expansion_.n_outputs)
+        labels = self._class_index(targets.cpu().numpy())
+        self.proba_temperature_ = fit_temperature(scores, labels, weight.cpu().numpy())
 
     def _make_loss(self):
         return get_loss(self._loss_name())

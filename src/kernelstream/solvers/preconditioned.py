@@ -96,6 +96,7 @@ class Preconditioner:
     curvature: float  # L
     alphas: torch.Tensor  # (A,), float64
     beta_rows: torch.Tensor  # per sketch row: ‖φ̃‖² and the squared projections, for β
+    row_weights: torch.Tensor | None = None  # per sketch row: w_i/w̄ (None: all 1)
 
     @property
     def rank(self) -> int:
@@ -114,6 +115,8 @@ class Preconditioner:
         top, tail = self.scales()
         norms, projections = self.beta_rows  # (s,), (s, k)
         quad = norms[:, None] * tail[None, :] + projections @ top  # φ̃ᵀPφ̃, (s, A)
+        if self.row_weights is not None:
+            quad = quad * self.row_weights.to(quad)[:, None]
         return self.curvature * quad.max(dim=0).values
 
     def critical_batch(self) -> int:
@@ -145,13 +148,16 @@ def _augmented(Phi: torch.Tensor) -> torch.Tensor:
 
 
 def sketch_preconditioner(feature_map: FeatureMap, n_blocks: int, X_sketch: torch.Tensor,
-                          loss: Loss, alphas) -> Preconditioner:
+                          loss: Loss, alphas, weight_scale: float = 1.0,
+                          row_weights: torch.Tensor | None = None) -> Preconditioner:
     """The top eigenpairs of ``Φ̃_sᵀΦ̃_s/s`` on the sketch rows ``X_sketch`` (``s × d``).
 
     With ``D + 1 ≤ s`` the ``(D+1)²`` covariance is accumulated over row chunks and factored,
     else the ``s × s`` Gram ``Φ̃_sΦ̃_sᵀ/s`` over block groups, with ``V = Φ̃_sᵀ U Λ^{-1/2}/√s``
     (same non-zero spectrum). Either way the ``s × D`` feature matrix is never held: memory is
-    ``O(min(s, D)² + D·k)``.
+    ``O(min(s, D)² + D·k)``. With sample weights the curvature is ``L·w̄`` (``weight_scale``,
+    the rows drawn ``∝ w``) and each row's ``β`` term is multiplied by its ``w_i/w̄``
+    (``row_weights``).
     """
     s, D = X_sketch.shape[0], n_blocks * feature_map.block_size
     if D + 1 <= s:
@@ -165,9 +171,9 @@ def sketch_preconditioner(feature_map: FeatureMap, n_blocks: int, X_sketch: torc
     projections = torch.cat([(_augmented(feature_matrix(feature_map, X_sketch[rows], n_blocks)).double()
                               @ V) ** 2 for rows in _row_chunks(s, D)])  # (v_iᵀφ̃)² per sketch row
     return Preconditioner(V=V.to(X_sketch.dtype), eigenvalues=lam[: k + 1].clone(),
-                          curvature=1.0 / loss.step_scale,
+                          curvature=weight_scale / loss.step_scale,
                           alphas=torch.as_tensor(alphas, dtype=torch.float64),
-                          beta_rows=(sq_norms, projections))
+                          beta_rows=(sq_norms, projections), row_weights=row_weights)
 
 
 def _covariance_eigen(feature_map, n_blocks, X):

@@ -95,17 +95,33 @@ def train(problem: Problem, feature_map: FeatureMap, n_blocks: int, alphas, cont
     in batches of at most ``problem.batch_size`` rows and at most the preconditioner's critical
     batch (at least ``MIN_BATCH``)."""
     D = n_blocks * feature_map.block_size
-    n = problem.n_train
-    s = _sketch_rows(n, D)
-    sketch = torch.from_numpy(np.random.default_rng((problem.seed, 2**31)).choice(n, s, replace=False))
-    precond = sketch_preconditioner(feature_map, n_blocks, problem.X[problem.index(sketch.to(problem.X.device))],
-                                    problem.loss, alphas)
+    sketch, weight_scale, row_weights = _sketch(problem, _sketch_rows(problem.n_train, D))
+    precond = sketch_preconditioner(feature_map, n_blocks, problem.X[sketch], problem.loss, alphas,
+                                    weight_scale, row_weights)
     batch = min(problem.batch_size, max(MIN_BATCH, precond.critical_batch()))
     problem = dataclasses.replace(problem, batch_size=batch)
     if theta is None:
         theta = problem.X.new_zeros((D + 1, len(alphas) * problem.n_outputs))
     return run_epochs(feature_map, n_blocks, theta, precond, problem.loss, _batches(problem),
                       control, problem.validation, callback)
+
+
+def _sketch(problem: Problem, s: int) -> tuple[torch.Tensor, float, torch.Tensor]:
+    """Sketch rows of ``X``, the mean training weight ``w̄`` and the rows' ``w_i/w̄``.
+
+    With unequal sample weights the Hessian is ``Σ w_i φ̃φ̃ᵀ/n``: rows are then drawn with
+    probability ``∝ w_i`` (with replacement), so that ``w̄ ×`` the sketch covariance estimates it.
+    """
+    weight = problem.weight[problem.index(torch.arange(problem.n_train, device=problem.X.device))]
+    weight = weight.double().cpu().numpy()
+    mean = float(weight.mean())
+    rng = np.random.default_rng((problem.seed, 2**31))
+    if weight.min() == weight.max():
+        chosen = rng.choice(problem.n_train, s, replace=False)
+    else:
+        chosen = rng.choice(problem.n_train, s, replace=True, p=weight / weight.sum())
+    rows = problem.index(torch.from_numpy(chosen).to(problem.X.device))
+    return rows, mean, torch.from_numpy(weight[chosen] / mean)
 
 
 def _widened(theta: torch.Tensor, n_blocks: int, new_blocks: int, block_size: int) -> torch.Tensor:

@@ -1,0 +1,36 @@
+"""Temperature scaling: the fitted τ is the maximum-likelihood one, and the map keeps the ranking."""
+
+import numpy as np
+import pytest
+
+from kernelstream.calibration import fit_temperature, tempered_proba
+
+
+@pytest.mark.parametrize("n_classes", [2, 4])
+def test_temperature_recovers_the_one_that_generated_the_labels(n_classes):
+    rng = np.random.default_rng(0)
+    scores = rng.normal(size=(20000, n_classes))
+    if n_classes == 2:
+        scores = scores[:, 0]
+    true_tau = 2.5
+    P = tempered_proba(scores, true_tau)
+    labels = np.array([rng.choice(P.shape[1], p=p) for p in P])
+    assert fit_temperature(scores, labels) == pytest.approx(true_tau, rel=0.08)
+
+
+def test_weights_count_as_repeated_rows():
+    rng = np.random.default_rng(1)
+    scores, labels = rng.normal(size=(300, 3)), rng.integers(0, 3, 300)
+    weight = rng.integers(1, 4, 300)
+    repeated = np.repeat(np.arange(300), weight)
+    assert fit_temperature(scores, labels, weight) == pytest.approx(
+        fit_temperature(scores[repeated], labels[repeated]), rel=1e-4)
+
+
+def test_probabilities_sum_to_one_and_keep_the_argmax():
+    scores = np.random.default_rng(2).normal(size=(50, 5))
+    P = tempered_proba(scores, 0.3)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(P.argmax(axis=1), scores.argmax(axis=1))
+    margin = scores[:, 0]
+    np.testing.assert_array_equal(tempered_proba(margin, 4.0).argmax(axis=1), (margin > 0).astype(int))
