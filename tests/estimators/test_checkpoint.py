@@ -18,7 +18,7 @@ import kernelstream.estimators._checkpointing as checkpointing
 from kernelstream import DSGClassifier, DSGRegressor
 from kernelstream.datasets import synthetic_regression
 from kernelstream.estimators._checkpointing import parse_every
-from kernelstream.io import CheckpointError, ModelFileError, load
+from kernelstream.io import CheckpointError, ModelFileError, load, load_checkpoint, save_checkpoint
 from kernelstream.solvers.selection import STAGE_EPOCHS
 
 from support import ROOT
@@ -268,6 +268,25 @@ def test_operational_parameters_may_change_on_resume(written, tmp_path):
     resumed = DSGRegressor(**params, verbose=0, n_jobs=1, checkpoint=tmp_path / "again.ckpt",
                            checkpoint_every="1h").fit(X, y, resume=path)
     assert_same_fit(resumed, whole, X)
+    resumed.save(tmp_path / "m.kst")  # a path-like checkpoint parameter is saved as a string
+    assert load(tmp_path / "m.kst").checkpoint == str(tmp_path / "again.ckpt")
+
+
+def test_another_thread_count_resumes_with_a_warning(written, tmp_path):
+    path, X, y, params = written
+    header, state = load_checkpoint(path)
+    save_checkpoint(dict(header, threads=7), state, tmp_path / "threads.ckpt")
+    with pytest.warns(UserWarning, match="with 7 thread.*not bit for bit"):
+        resumed = DSGRegressor(**params).fit(X, y, resume=tmp_path / "threads.ckpt")
+    assert_same_fit(resumed, DSGRegressor(**params).fit(X, y), X)
+
+
+def test_bad_checkpoint_settings_fail_before_fitting(tmp_path):
+    X, y = _regression(500)
+    with pytest.raises(ValueError, match="its directory does not exist"):
+        DSGRegressor(**SMALL, checkpoint=tmp_path / "no" / "fit.ckpt").fit(X, y)
+    with pytest.raises(ValueError, match="checkpoint_every='10 days' is neither"):
+        DSGRegressor(**SMALL, checkpoint_every="10 days").fit(X, y)
 
 
 def test_the_checkpoint_does_not_grow_with_the_rows(tmp_path):

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import time
 import warnings
@@ -130,14 +131,17 @@ def _rng_from_state(state: dict) -> np.random.RandomState:
 
 
 class FitCheckpoint:
-    """The checkpoints of one preconditioned ``fit``: reads ``resume``, writes ``estimator.checkpoint``.
+    """The checkpoints of one preconditioned ``fit``: reads ``resume``, writes ``checkpoint``.
 
     Without either, every method passes its argument through and nothing is hashed or written.
     """
 
     def __init__(self, estimator, resume=None):
         self.path, self.resume = estimator.checkpoint, resume
-        self.epochs, self.seconds = parse_every(estimator.checkpoint_every) if self.path else (None, None)
+        self.epochs, self.seconds = parse_every(estimator.checkpoint_every)
+        if self.path is not None and not os.path.isdir(os.path.dirname(os.path.abspath(self.path))):
+            raise ValueError(f"checkpoint={str(self.path)!r}: its directory does not exist; "
+                             "create it or choose another path.")
         self.header = {"class": type(estimator).__name__, "params": model_parameters(estimator)}
         self.saved_header, self.saved = {}, {}
         self.state = {"random_state": None, "selection": None}
@@ -145,21 +149,25 @@ class FitCheckpoint:
         self._since, self._last = 0, time.monotonic()
         if resume is not None:
             self.saved_header, self.saved = load_checkpoint(resume)
-            if self.saved_header.get("class") != self.header["class"]:
-                raise CheckpointError(f"Checkpoint {str(resume)!r} was written by "
-                                      f"{self.saved_header.get('class')}, not by {self.header['class']}; "
-                                      "resume with the estimator that wrote it.")
-            changed = _differences(self.saved_header["params"], self.header["params"])
-            if changed:
-                raise CheckpointError(
-                    f"Checkpoint {str(resume)!r} was written by a fit with other parameters ("
-                    + "; ".join(changed) + "). Resume with the same parameters (only "
-                    + ", ".join(OPERATIONAL) + " may change).")
+            self._check_estimator()
 
     @property
     def active(self) -> bool:
+        """Whether this fit reads or writes a checkpoint."""
         return self.path is not None or self.resume is not None
 
+    def _check_estimator(self) -> None:
+        """Refuse a checkpoint of another class or other parameters."""
+        saved, here = self.saved_header, self.header
+        if saved.get("class") != here["class"]:
+            raise CheckpointError(f"Checkpoint {str(self.resume)!r} was written by {saved.get('class')}, "
+                                  f"not by {here['class']}; resume with the estimator that wrote it.")
+        changed = _differences(saved.get("params", {}), here["params"])
+        if changed:
+            raise CheckpointError(
+                f"Checkpoint {str(self.resume)!r} was written by a fit with other parameters ("
+                + "; ".join(changed) + "). Resume with the same parameters (only "
+                + ", ".join(OPERATIONAL) + " may change).")
 
     def random_state(self, rng: np.random.RandomState) -> np.random.RandomState:
         """The random stream to draw the seed and the split from: the checkpoint's when resuming
@@ -179,15 +187,16 @@ class FitCheckpoint:
                            threads=torch.get_num_threads())
         if self.resume is None:
             return
-        if self.saved_header.get("data") != self.header["data"]:
+        saved, here = self.saved_header, self.header
+        if saved.get("data") != here["data"]:
             raise CheckpointError(f"Checkpoint {str(self.resume)!r} was written for other data: "
-                                  f"{_data_differences(self.saved_header.get('data', {}), self.header['data'])}. "
-                                  "Resume with the rows, targets and sample_weight of the interrupted fit.")
-        if (self.saved_header["device"], self.saved_header["threads"]) != (str(device), self.header["threads"]):
-            warnings.warn(f"Checkpoint {str(self.resume)!r} was written on {self.saved_header['device']} "
-                          f"with {self.saved_header['threads']} thread(s), this fit runs on {device} with "
-                          f"{self.header['threads']}: it continues, equal to an uninterrupted run up "
-                          "to rounding, not bit for bit.", UserWarning, stacklevel=4)
+                                  f"{_data_differences(saved.get('data', {}), here['data'])}. Resume "
+                                  "with the rows, targets and sample_weight of the interrupted fit.")
+        if (saved.get("device"), saved.get("threads")) != (here["device"], here["threads"]):
+            warnings.warn(f"Checkpoint {str(self.resume)!r} was written on {saved.get('device')} with "
+                          f"{saved.get('threads')} thread(s), this fit runs on {here['device']} with "
+                          f"{here['threads']}: it continues, equal to an uninterrupted run up to "
+                          "rounding, not bit for bit.", UserWarning, stacklevel=4)
 
     def selection(self, estimator, select):
         """``select()``'s ``(feature_map, alphas, (blocks, max_blocks))`` and the attributes it
@@ -196,7 +205,8 @@ class FitCheckpoint:
         if saved is not None:
             for name, value in saved["attributes"].items():
                 setattr(estimator, name, value)
-            chosen = (feature_map_from_config(saved["feature_map"]), [float(a) for a in saved["alphas"]],
+            chosen = (feature_map_from_config(saved["feature_map"]),
+                      [float(a) for a in saved["alphas"]],
                       (int(saved["n_blocks"]), int(saved["max_blocks"])))
         else:
             chosen = select()

@@ -103,8 +103,9 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
     checkpoint : str or path-like, default=None
         File the preconditioned ``fit`` checkpoints to: after choosing ``sigma`` and ``alpha``,
         then every ``checkpoint_every``; each write replaces the file atomically (a reader sees
-        the old or the new checkpoint). ``fit(X, y, resume=PATH)`` continues from it. Its size
-        is a few copies of the coefficients, independent of the number of rows.
+        the old or the new checkpoint). ``fit(X, y, resume=PATH)`` continues from it. After
+        ``e`` epochs its size is about ``e/2 + 3`` copies of the coefficients, independent of
+        the number of rows.
     checkpoint_every : int or str, default=1
         Epochs between checkpoints, or a time such as ``"30s"``, ``"10min"``, ``"2h"`` (a
         checkpoint at the first epoch end that long after the last one).
