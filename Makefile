@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e ".[test,bench,dask,parquet]"
+	$(PY) -m pip install --quiet -e ".[test,bench,dask,parquet,river,cli]"
 	touch $(STAMP)
 
 venv: $(STAMP)

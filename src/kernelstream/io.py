@@ -32,7 +32,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-__all__ = ["save_model", "load", "ModelFileError", "save_checkpoint", "load_checkpoint", "CheckpointError"]
+__all__ = ["save", "save_model", "load", "read_header", "ModelFileError", "save_checkpoint",
+           "load_checkpoint", "CheckpointError"]
 
 FORMAT = "kernelstream"
 FORMAT_VERSION = 3
@@ -179,9 +180,11 @@ def _hashable(value):
     return tuple(value) if isinstance(value, list) else value
 
 
-def save_model(model, path) -> None:
+def save_model(model, path, *, metadata: dict | None = None) -> None:
     """Write the fitted ``model`` (any class of the whitelist) to ``path`` (safetensors),
-    atomically and with a whole-file checksum."""
+    atomically and with a whole-file checksum. ``metadata`` (JSON-able: numbers, strings,
+    lists, dicts) is stored beside it, e.g. the shape of the training data; :func:`read_header`
+    returns it."""
     if _registry().get(type(model).__name__) is not type(model):
         raise TypeError(f"cannot save {type(model).__name__}; supported: {sorted(_registry())}")
     tensors: dict[str, torch.Tensor] = {}
@@ -191,7 +194,26 @@ def save_model(model, path) -> None:
     header = {"format": FORMAT, "version": FORMAT_VERSION, "class": type(model).__name__,
               "library_version": _library_version(), "params": _jsonable(params),
               "random_state": _jsonable(random_state), "state": state}
+    if metadata is not None:
+        header["metadata"] = json.loads(json.dumps(metadata))  # plain JSON only, checked here
     _write_atomic(tensors, {"kernelstream": json.dumps(header)}, path)
+
+
+#: the same function as :func:`save_model`
+save = save_model
+
+
+def read_header(path) -> dict:
+    """What a model file holds, its checksum verified, without building the model: ``class``,
+    ``library_version``, ``version`` (format), ``params``, ``random_state``, ``metadata`` (if
+    saved with some) and ``tensors`` (name → ``{"shape", "dtype"}``)."""
+    header, tensors = _read(path)
+    summary = {key: value for key, value in header.items() if key != "state"}
+    summary["params"] = _from_json(header.get("params", {}))
+    summary["tensors"] = {name: {"shape": list(t.shape),
+                                 "dtype": str(t.dtype).replace("torch.", "")}
+                          for name, t in tensors.items()}
+    return summary
 
 
 def _library_version() -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-import sys
 
 import numpy as np
 import torch
@@ -28,6 +27,7 @@ from ..solvers.preconditioned import INTERCEPT_FEATURE, EpochControl
 from ..solvers.selection import Problem, cross_validate, grow_features, race_bandwidths
 from ._budget import default_features
 from ._checkpointing import FitCheckpoint
+from ._progress import EpochProgress, closing
 
 __all__ = ["ConvergingMixin", "SIGMA_SCALES", "ALPHAS"]
 
@@ -76,7 +76,7 @@ class ConvergingMixin:
 
     @respects_n_jobs
     def _fit_preconditioned(self, X, y, sample_weight, resume=None):
-        with self._unchanged_on_error():
+        with self._unchanged_on_error(), closing(self._progress()) as progress:
             warm = self.warm_start and hasattr(self, "expansion_") and hasattr(self, "alpha_")
             X, y, sample_weight = self._validated(X, y, sample_weight, first=not warm)
             self._check_fit_targets(y, sample_weight)
@@ -92,7 +92,7 @@ class ConvergingMixin:
             run.check_data(X, targets, weight, self._theta() if warm else None, self.device_)
             train_rows, val_rows = self._split(y, X.shape[0], rng)
             problem = self._problem(X, y, weight, train_rows, val_rows)
-            callback = run.callback(self._progress())
+            callback = run.callback(progress)
             if warm:
                 feature_map, alphas, J = self.expansion_.feature_map, [self.alpha_], self.expansion_.n_blocks
                 result, J, history = grow_features(problem, feature_map, alphas, self._control(),
@@ -211,12 +211,9 @@ class ConvergingMixin:
         W = coef.reshape(-1, e.n_outputs) * math.sqrt(e.n_blocks)
         return torch.cat([W, intercept.reshape(1, -1).to(W.dtype) / INTERCEPT_FEATURE]).to(self._torch_dtype())
 
-    def _progress(self):
-        if not self.verbose:
-            return None
-        name = type(self).__name__
-        return lambda epoch, loss: print(f"{name}: epoch {epoch}, monitored loss {loss:.6g}",
-                                         file=sys.stderr, flush=True)
+    def _progress(self) -> EpochProgress | None:
+        """A bar over the epochs (monitored loss as they end) when ``verbose``."""
+        return EpochProgress(type(self).__name__) if self.verbose else None
 
     def _set_preconditioned(self, result, feature_map, alphas, J, history) -> None:
         C = self._n_outputs()

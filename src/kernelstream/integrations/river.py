@@ -1,0 +1,369 @@
+"""river adapters: the online estimators as river models (``learn_one``, ``predict_one``, ...).
+
+``RiverGoGPRegressor``, ``RiverAOGDClassifier``, and ``RiverDSGRegressor`` /
+``RiverDSGClassifier`` (the paper's streaming algorithm: ``partial_fit``, ``solver="one_pass"``)
+wrap the scikit-learn estimators of :mod:`kernelstream` behind river's interface
+(``river.base.MiniBatchRegressor`` / ``MiniBatchClassifier``). Every keyword argument other than
+the adapter's own (``features``, ``init_rows``, ``classes``) is the wrapped estimator's
+parameter, so ``RiverGoGPRegressor(theta=0.1, random_state=0)`` is ``GoGPRegressor(theta=0.1,
+random_state=0)`` fed one row at a time; river's ``clone`` and ``repr`` see them.
+
+**Features.** A dict becomes a row in a fixed order: ``features`` when declared, else the sorted
+keys of the first dict learnt from (sorted, so the order of a dict's keys never matters). A
+feature absent from a dict counts as 0 (river's convention); a key outside the order is ignored
+(a kernel model's input width is fixed once it has learnt). Values must be numbers.
+
+**The start of a stream.** ``partial_fit``'s first call fixes the hyper-parameters (GoGP's
+bandwidth, amplitude and noise by marginal likelihood; AOGD's median bandwidth and step scale)
+from the rows it gets. One row is too few, so the first ``init_rows`` rows are buffered and
+learnt as one first call (each predicted before it is learnt, as every later row); until then,
+and until a DSG model's first full batch of ``batch_size`` rows, a regressor predicts the mean of
+the targets seen and a classifier the frequencies of the labels seen. After that, ``learn_one``
+is ``partial_fit`` on one row and ``learn_many`` on the frame's rows in order: the model is the
+same either way (DSG and AOGD results do not depend on chunking; GoGP learns row by row).
+
+**Labels.** The classifiers need every label up front (their outputs are fixed at the first
+call): ``classes`` defaults to ``(False, True)``, river's binary convention; declare others, e.g.
+``classes=(0, 1, 2)``. AOGD ranks (AUC), it has no probabilities: ``predict_proba_one`` raises
+``NotImplementedError`` and ``predict_one`` gives the label.
+
+Importing this module needs river (``pip install 'kernelstream[river]'``); it is named
+``kernelstream.integrations.river`` and imports the top-level ``river`` package absolutely.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from river import base
+from sklearn.exceptions import NotFittedError
+
+from .. import estimators
+
+__all__ = ["RiverGoGPRegressor", "RiverAOGDClassifier", "RiverDSGRegressor", "RiverDSGClassifier"]
+
+
+class _Adapter:
+    """Features, the start-of-stream buffer and the wrapped estimator, shared by the adapters."""
+
+    _wrapped: str = ""           # class name in kernelstream.estimators
+    _defaults: dict = {}         # parameters the adapter sets unless given
+
+    def _setup(self, features, init_rows: int, params: dict) -> None:
+        self.features = features
+        self.init_rows = init_rows
+        self.params = params     # river's clone and repr read **params back from here
+        self.estimator_ = getattr(estimators, self._wrapped)(**{**self._defaults, **params})
+        self.estimator_._validate_params()
+        self._order = None if features is None else list(features)
+        self._buffer_X: list[np.ndarray] = []
+        self._buffer_y: list = []
+        self._started = False
+        self._sum, self._n = 0.0, 0  # targets seen (regressors' prior mean)
+
+    # -- rows -------------------------------------------------------------------------------
+    def _row(self, x: dict) -> np.ndarray:
+        """``x`` in the fixed feature order (absent features 0, unknown keys ignored)."""
+        if self._order is None:
+            self._order = sorted(x, key=lambda key: (type(key).__name__, str(key)))
+        row = np.zeros(len(self._order))
+        for j, name in enumerate(self._order):
+            value = x.get(name, 0.0)
+            if not isinstance(value, numbers.Real):
+                raise TypeError(f"feature {name!r} is {value!r} ({type(value).__name__}); "
+                                f"{type(self).__name__} needs numbers (one-hot encode strings, "
+                                "e.g. river.preprocessing.OneHotEncoder)")
+            row[j] = value
+        return row
+
+    def _rows(self, X) -> np.ndarray:
+        """The rows of a pandas frame in the feature order (absent columns 0)."""
+        if self._order is None:
+            self._order = sorted(X.columns, key=lambda key: (type(key).__name__, str(key)))
+        return X.reindex(columns=self._order, fill_value=0.0).to_numpy(dtype=np.float64)
+
+    # -- learning ---------------------------------------------------------------------------
+    def _learn(self, rows: np.ndarray, targets: list) -> None:
+        """Buffer until ``init_rows`` rows, then ``partial_fit`` (the buffer as the first call).
+        A call that fails leaves the adapter as it was (the estimator restores itself)."""
+        self._check_targets(targets)
+        targets = list(targets)
+        if self._started:
+            self._partial_fit(rows, np.asarray(targets))
+            self._count(targets)
+            return
+        need = max(1, self.init_rows) - len(self._buffer_X)
+        if len(rows) < need:
+            self._buffer_X.extend(rows)
+            self._buffer_y.extend(targets)
+            return
+        first = np.concatenate([np.reshape(self._buffer_X, (-1, rows.shape[1])), rows[:need]])
+        self._partial_fit(first, np.asarray(self._buffer_y + targets[:need]))  # exactly init_rows
+        self._count(self._buffer_y + targets[:need])
+        self._buffer_X, self._buffer_y, self._started = [], [], True
+        if len(rows) > need:
+            self._learn(rows[need:], targets[need:])
+
+    def _check_targets(self, targets: list) -> None:
+        """Refuse targets the model cannot learn, before anything is buffered."""
+
+    def _partial_fit(self, X: np.ndarray, y: np.ndarray) -> None:
+        self.estimator_.partial_fit(X, y)
+
+    def _predicted(self, rows: np.ndarray):
+        """The model's predictions of ``rows``, or ``None`` while it cannot predict yet."""
+        if not self._started:
+            return None
+        try:
+            return self._predict(rows)
+        except NotFittedError:     # a DSG model before its first full batch
+            return None
+
+
+class _Regressor(_Adapter, base.MiniBatchRegressor):
+    """``learn_one``/``predict_one`` and their mini-batch forms for a regressor."""
+
+    def _count(self, targets) -> None:
+        self._sum += float(np.sum(targets))
+        self._n += len(targets)
+
+    def _prior(self) -> float:
+        """Mean of the targets seen (the buffer's included); 0 before any."""
+        count = self._n + len(self._buffer_y)
+        return (self._sum + float(np.sum(self._buffer_y))) / count if count else 0.0
+
+    def _predict(self, rows: np.ndarray) -> np.ndarray:
+        return self.estimator_.predict(rows)
+
+    def learn_one(self, x: dict, y) -> None:
+        self._learn(self._row(x)[None], [float(y)])
+
+    def predict_one(self, x: dict) -> float:
+        predicted = self._predicted(self._row(x)[None])
+        return self._prior() if predicted is None else float(predicted[0])
+
+    def learn_many(self, X, y) -> None:
+        self._learn(self._rows(X), [float(v) for v in y])
+
+    def predict_many(self, X):
+        import pandas as pd
+
+        predicted = self._predicted(self._rows(X))
+        values = np.full(len(X), self._prior()) if predicted is None else predicted
+        return pd.Series(values, index=X.index, dtype=np.float64)
+
+
+class _Classifier(_Adapter, base.MiniBatchClassifier):
+    """``learn_one``/``predict_one``/``predict_proba_one`` and mini-batch forms of a classifier."""
+
+    def _setup_labels(self, classes) -> None:
+        self.classes = classes
+        self._counts = {label: 0 for label in classes}
+
+    @property
+    def _multiclass(self) -> bool:
+        return len(self.classes) > 2
+
+    def _check_targets(self, targets: list) -> None:
+        unknown = set(targets) - set(self.classes)
+        if unknown:
+            raise ValueError(f"label {sorted(unknown, key=str)[0]!r} is not in classes="
+                             f"{self.classes!r}; declare every label of the stream in classes")
+
+    def _partial_fit(self, X: np.ndarray, y: np.ndarray) -> None:
+        self.estimator_.partial_fit(X, y, classes=np.array(self.classes))
+
+    def _count(self, targets) -> None:
+        for label in targets:
+            self._counts[label] = self._counts.get(label, 0) + 1
+
+    def _prior(self) -> dict:
+        """Frequencies of the labels seen (buffer included); uniform before any."""
+        counts = dict(self._counts)
+        for label in self._buffer_y:
+            counts[label] = counts.get(label, 0) + 1
+        total = sum(counts.values())
+        return {label: (n / total if total else 1 / len(counts)) for label, n in counts.items()}
+
+    def _predict(self, rows: np.ndarray):
+        """Class probabilities ``(n, K)``, or labels ``(n,)`` when the model has none."""
+        if hasattr(self.estimator_, "predict_proba"):
+            return self.estimator_.predict_proba(rows)
+        return self.estimator_.predict(rows)
+
+    def _proba(self, predicted) -> dict:
+        return {_plain(c): float(p) for c, p in zip(self.estimator_.classes_, predicted)}
+
+    def learn_one(self, x: dict, y) -> None:
+        self._learn(self._row(x)[None], [y])
+
+    def predict_proba_one(self, x: dict) -> dict:
+        if not hasattr(self.estimator_, "predict_proba"):
+            raise NotImplementedError(f"{self._wrapped} has no class probabilities")
+        predicted = self._predicted(self._row(x)[None])
+        return self._prior() if predicted is None else self._proba(predicted[0])
+
+    def predict_one(self, x: dict):
+        predicted = self._predicted(self._row(x)[None])
+        return self._label(predicted, 0)
+
+    def _label(self, predicted, i: int):
+        if predicted is None:
+            prior = self._prior()
+            return max(prior, key=prior.get)
+        if predicted.ndim == 2:
+            return _plain(self.estimator_.classes_[int(np.argmax(predicted[i]))])
+        return _plain(predicted[i])
+
+    def learn_many(self, X, y) -> None:
+        self._learn(self._rows(X), list(y))
+
+    def predict_proba_many(self, X):
+        import pandas as pd
+
+        if not hasattr(self.estimator_, "predict_proba"):
+            raise NotImplementedError(f"{self._wrapped} has no class probabilities")
+        predicted = self._predicted(self._rows(X))
+        rows = ([self._prior()] * len(X) if predicted is None else
+                [self._proba(p) for p in predicted])
+        return pd.DataFrame(rows, index=X.index)
+
+    def predict_many(self, X):
+        import pandas as pd
+
+        predicted = self._predicted(self._rows(X))
+        return pd.Series([self._label(predicted, i) for i in range(len(X))], index=X.index)
+
+
+def _plain(value):
+    """A numpy scalar label as the Python value river compares with (``np.True_`` → ``True``)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+class RiverGoGPRegressor(_Regressor):
+    """:class:`kernelstream.GoGPRegressor` as a river regressor (online GP regression).
+
+    Parameters
+    ----------
+    features : tuple or None, default=None
+        Feature order; None: the sorted keys of the first dict.
+    init_rows : int, default=100
+        Rows buffered for the first ``partial_fit`` (the hyper-parameters are fitted on them).
+    **params
+        :class:`~kernelstream.GoGPRegressor` parameters.
+
+    Examples
+    --------
+    >>> from river import datasets, evaluate, metrics
+    >>> from kernelstream.integrations.river import RiverGoGPRegressor
+    >>> model = RiverGoGPRegressor(random_state=0)   # the first 100 rows fit the GP's scales
+    >>> score = evaluate.progressive_val_score(datasets.TrumpApproval().take(300), model,
+    ...                                        metrics.MAE())
+    >>> round(score.get(), 2)
+    0.77
+    """
+
+    _wrapped = "GoGPRegressor"
+
+    def _partial_fit(self, X: np.ndarray, y: np.ndarray) -> None:
+        """After the first call, one row per call, as ``learn_one`` does (the paper's ``N``
+        of ``solver="sgd"`` then counts the same rows either way)."""
+        if not self._started:
+            return self.estimator_.partial_fit(X, y)
+        for i in range(X.shape[0]):
+            self.estimator_.partial_fit(X[i : i + 1], y[i : i + 1])
+
+    def __init__(self, features: tuple | None = None, init_rows: int = 100, **params):
+        self._setup(features, init_rows, params)
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {"init_rows": 20, "random_state": 0, "max_inducing": 64}
+
+
+class RiverAOGDClassifier(_Classifier):
+    """:class:`kernelstream.AOGDClassifier` as a river binary classifier (online AUC).
+
+    Parameters
+    ----------
+    features : tuple or None, default=None
+    init_rows : int, default=100
+        Rows buffered for the first ``partial_fit`` (median bandwidth, step scale).
+    classes : tuple, default=(False, True)
+        The two labels; the second is the positive class.
+    **params
+        :class:`~kernelstream.AOGDClassifier` parameters.
+    """
+
+    _wrapped = "AOGDClassifier"
+
+    def __init__(self, features: tuple | None = None, init_rows: int = 100,
+                 classes: tuple = (False, True), **params):
+        self._setup(features, init_rows, params)
+        self._setup_labels(classes)
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {"init_rows": 20, "random_state": 0, "n_components": 64}
+
+
+class RiverDSGRegressor(_Regressor):
+    """:class:`kernelstream.DSGRegressor` in its streaming mode (``solver="one_pass"``, the
+    paper's Algorithm 1) as a river regressor; steps wait for full batches of ``batch_size``.
+
+    Parameters
+    ----------
+    features : tuple or None, default=None
+    init_rows : int, default=0
+        Extra rows to buffer before the first ``partial_fit`` (the first batch already fixes
+        the bandwidth and the target scaling).
+    **params
+        :class:`~kernelstream.DSGRegressor` parameters; ``solver`` defaults to "one_pass".
+    """
+
+    _wrapped = "DSGRegressor"
+    _defaults = {"solver": "one_pass"}
+
+    def __init__(self, features: tuple | None = None, init_rows: int = 0, **params):
+        self._setup(features, init_rows, params)
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {"random_state": 0, "batch_size": 16, "block_size": 32}
+
+
+class RiverDSGClassifier(_Classifier):
+    """:class:`kernelstream.DSGClassifier` in its streaming mode (``solver="one_pass"``) as a
+    river classifier; ``predict_proba_one`` with the default logistic loss.
+
+    Parameters
+    ----------
+    features : tuple or None, default=None
+    init_rows : int, default=0
+    classes : tuple, default=(False, True)
+        Every label of the stream.
+    **params
+        :class:`~kernelstream.DSGClassifier` parameters; ``solver`` defaults to "one_pass".
+    """
+
+    _wrapped = "DSGClassifier"
+    _defaults = {"solver": "one_pass"}
+
+    def __init__(self, features: tuple | None = None, init_rows: int = 0,
+                 classes: tuple = (False, True), **params):
+        self._setup(features, init_rows, params)
+        self._setup_labels(classes)
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {"random_state": 0, "batch_size": 16, "block_size": 32}
+
+
+#: river's checks that do not run on the adapters, and why (tests/integrations/test_river.py)
+NOT_RUN = {
+    "check_seeding_is_idempotent": (
+        "river runs it for models with a `seed` parameter left None; the adapters take "
+        "scikit-learn's `random_state` (passed to the estimator), so river does not select it; "
+        "the tests check that two adapters with the same random_state agree instead"),
+}

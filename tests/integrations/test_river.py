@@ -1,0 +1,140 @@
+"""river adapters: the same stream gives the same model as partial_fit; river's own checks pass.
+
+river's ``check_seeding_is_idempotent`` is not selected for the adapters (river looks for a
+``seed`` parameter; ours is ``random_state``): ``test_seeded_twins_agree`` checks it instead.
+"""
+
+import math
+import pickle
+
+import numpy as np
+import pytest
+
+river = pytest.importorskip("river")
+from river import checks, datasets, evaluate, metrics  # noqa: E402
+
+from kernelstream import DSGClassifier, DSGRegressor, GoGPRegressor  # noqa: E402
+from kernelstream.integrations.river import (RiverAOGDClassifier, RiverDSGClassifier,  # noqa: E402
+                                             RiverDSGRegressor, RiverGoGPRegressor)
+
+ADAPTERS = (RiverGoGPRegressor, RiverAOGDClassifier, RiverDSGRegressor, RiverDSGClassifier)
+N_ROWS = 400
+
+
+def _stream(dataset, n):
+    """``(dicts, X, y)`` of the first ``n`` rows, X in the sorted order of the keys."""
+    pairs = list(dataset.take(n))
+    keys = sorted(pairs[0][0])
+    X = np.array([[x[k] for k in keys] for x, _ in pairs])
+    return pairs, X, np.array([y for _, y in pairs])
+
+
+def test_progressive_val_score_is_gogp_partial_fit_row_by_row():
+    """river's predict-then-learn RMSE over TrumpApproval (bundled with river) equals the RMSE
+    of GoGPRegressor.partial_fit fed the same rows: the first ``init_rows`` as one first call
+    (the target mean predicts them), then one row per call."""
+    init = 100
+    score = evaluate.progressive_val_score(datasets.TrumpApproval().take(N_ROWS),
+                                           RiverGoGPRegressor(random_state=0, init_rows=init),
+                                           metrics.RMSE())
+    _, X, y = _stream(datasets.TrumpApproval(), N_ROWS)
+    model, predictions = GoGPRegressor(random_state=0), []
+    for i in range(N_ROWS):
+        if i < init:
+            predictions.append(y[:i].mean() if i else 0.0)
+        else:
+            predictions.append(model.predict(X[i : i + 1])[0])
+        if i == init - 1:
+            model.partial_fit(X[:init], y[:init])
+        elif i >= init:
+            model.partial_fit(X[i : i + 1], y[i : i + 1])
+    rmse = math.sqrt(np.mean((np.array(predictions) - y) ** 2))
+    assert score.get() == pytest.approx(rmse, rel=1e-12, abs=0)
+    online = np.array(predictions[init:]) - y[init:]
+    running_mean = np.array([y[:i].mean() for i in range(init, N_ROWS)]) - y[init:]
+    assert np.sqrt(np.mean(online**2)) < 0.5 * np.sqrt(np.mean(running_mean**2))  # it learns
+
+
+def test_dsg_adapter_is_one_pass_partial_fit_on_the_same_rows():
+    pairs, X, y = _stream(datasets.TrumpApproval(), N_ROWS)
+    adapter = RiverDSGRegressor(random_state=0, batch_size=64, block_size=32)
+    for x, target in pairs:
+        adapter.learn_one(x, target)
+    reference = DSGRegressor(solver="one_pass", random_state=0, batch_size=64,
+                             block_size=32).partial_fit(X, y)
+    assert adapter.estimator_.t_ == reference.t_ == N_ROWS // 64
+    assert [adapter.predict_one(x) for x, _ in pairs[:20]] == list(reference.predict(X[:20]))
+
+
+def test_classifier_probabilities_match_the_estimator():
+    pairs, X, y = _stream(datasets.Phishing(), N_ROWS)
+    adapter = RiverDSGClassifier(random_state=0, batch_size=50, block_size=32)
+    assert adapter.predict_proba_one(pairs[0][0]) == {False: 0.5, True: 0.5}  # before any row
+    for x, label in pairs:
+        adapter.learn_one(x, label)
+    reference = DSGClassifier(solver="one_pass", random_state=0, batch_size=50,
+                              block_size=32).partial_fit(X, y, classes=[False, True])
+    proba = reference.predict_proba(X[:10])
+    for (x, _), p in zip(pairs[:10], proba):
+        assert adapter.predict_proba_one(x) == {False: p[0], True: p[1]}
+
+
+def test_features_absent_are_zero_unknown_ignored_order_declared():
+    model = RiverGoGPRegressor(features=("b", "a"), init_rows=3, random_state=0, sigma=1.0,
+                               noise=0.1)
+    reference = GoGPRegressor(random_state=0, sigma=1.0, noise=0.1)
+    rows = [({"a": 1.0, "b": 2.0}, 1.0), ({"a": 0.5, "zz": 9.0}, 0.0), ({"b": -1.0}, 2.0),
+            ({"a": 0.2, "b": 0.1}, 1.5)]
+    for x, target in rows:
+        model.learn_one(x, target)
+    reference.partial_fit(np.array([[2.0, 1.0], [0.0, 0.5], [-1.0, 0.0]]), [1.0, 0.0, 2.0])
+    reference.partial_fit(np.array([[0.1, 0.2]]), [1.5])
+    assert model.predict_one({"a": 0.3, "b": 0.4}) == reference.predict(np.array([[0.4, 0.3]]))[0]
+
+
+def test_bad_input_is_refused_and_leaves_the_adapter_as_it_was():
+    model = RiverDSGClassifier(random_state=0, batch_size=4)
+    model.learn_one({"a": 1.0}, True)
+    before = pickle.dumps(model)
+    with pytest.raises(ValueError, match=r"label 'maybe' is not in classes=\(False, True\)"):
+        model.learn_one({"a": 1.0}, "maybe")
+    with pytest.raises(TypeError, match="feature 'a' is 'red'.*OneHotEncoder"):
+        model.learn_one({"a": "red"}, False)
+    assert pickle.dumps(model) == before
+    with pytest.raises(TypeError):
+        RiverGoGPRegressor(not_a_parameter=1)
+    with pytest.raises(ValueError, match="'theta' parameter"):
+        RiverGoGPRegressor(theta=-1.0)
+
+
+def test_seeded_twins_agree_and_pickling_mid_stream_resumes():
+    pairs, _, _ = _stream(datasets.Phishing(), 150)
+    a, b = (RiverAOGDClassifier(random_state=3, init_rows=20, n_components=64) for _ in range(2))
+    for x, label in pairs[:100]:
+        a.learn_one(x, label)
+        b.learn_one(x, label)
+    c = pickle.loads(pickle.dumps(a))
+    for x, label in pairs[100:]:
+        assert a.predict_one(x) == b.predict_one(x) == c.predict_one(x)
+        for model in (a, b, c):
+            model.learn_one(x, label)
+    assert np.array_equal(a.estimator_.coef_, c.estimator_.coef_)
+    with pytest.raises(NotImplementedError, match="no class probabilities"):
+        a.predict_proba_one(pairs[0][0])
+
+
+def _river_checks():
+    """``(adapter, check)`` for river's checks of each adapter at its unit-test parameters."""
+    cases = []
+    for cls in ADAPTERS:
+        for params in cls._unit_test_params():
+            for check in checks.yield_checks(cls(**params)):
+                slow = check.__name__ == "check_bounded_memory_growth"  # 10x longer streams
+                cases.append(pytest.param(cls, params, check, id=f"{cls.__name__}-{check.__name__}",
+                                          marks=[pytest.mark.slow] if slow else []))
+    return cases
+
+
+@pytest.mark.parametrize("cls, params, check", _river_checks())
+def test_river_estimator_checks(cls, params, check):
+    check(cls(**params))
