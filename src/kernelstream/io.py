@@ -12,7 +12,9 @@ Random-feature weights are never stored: they are regenerated from the seed.
 header with its padding, kernelstream metadata, tensor data) computed with the digest's own 64
 characters set to a placeholder, so that any edited, truncated or damaged byte is detected
 before anything is parsed. Saving is atomic: the file is written to a temporary file in the
-same directory and moved into place with ``os.replace``. Loading builds objects only from a
+same directory and moved into place with ``os.replace``. Fit checkpoints
+(:func:`save_checkpoint`, :func:`load_checkpoint`) are files of the same kind, with their own
+format name, so one can never be loaded as the other. Loading builds objects only from a
 fixed whitelist of classes; nothing in the file is executed. Files of the earlier formats (1
 and 2, before state dicts) are refused with a message saying to refit and save again.
 """
@@ -24,12 +26,14 @@ import hashlib
 import json
 import os
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 
-__all__ = ["save", "save_model", "load", "read_header", "ModelFileError"]
+__all__ = ["save", "save_model", "load", "read_header", "ModelFileError", "save_checkpoint",
+           "load_checkpoint", "CheckpointError"]
 
 FORMAT = "kernelstream"
 FORMAT_VERSION = 3
@@ -45,6 +49,27 @@ class ModelFileError(ValueError):
     """The file is missing, truncated, edited or not a kernelstream model."""
 
 
+class CheckpointError(ValueError):
+    """A fit checkpoint is missing, truncated, edited, or was written by another fit (other
+    data, other parameters)."""
+
+
+@dataclass(frozen=True)
+class _FileKind:
+    """What a file is, for its error messages: a model or a fit checkpoint."""
+
+    noun: str
+    remedy: str
+    error: type
+
+
+_MODEL = _FileKind("model", "Re-save the model.", ModelFileError)
+_CHECKPOINT = _FileKind("checkpoint", "Delete it and fit without resume, or resume from another "
+                        "checkpoint.", CheckpointError)
+CHECKPOINT_FORMAT = "kernelstream-checkpoint"
+CHECKPOINT_VERSION = 1
+
+
 def _registry() -> dict:
     """Class name -> class: the only classes a file can name."""
     from . import estimators
@@ -52,7 +77,7 @@ def _registry() -> dict:
     return {name: getattr(estimators, name) for name in estimators.__all__}
 
 
-def _digest_offset(f, path) -> int | None:
+def _digest_offset(f, path, kind: _FileKind = _MODEL) -> int | None:
     """Byte offset of the whole-file digest's 64 characters in the safetensors header of the
     open file ``f``; ``None`` when the header has no digest (format version 1, or not ours)."""
     size = os.fstat(f.fileno()).st_size
@@ -60,16 +85,16 @@ def _digest_offset(f, path) -> int | None:
     prefix = f.read(8)
     n = int.from_bytes(prefix, "little") if len(prefix) == 8 else -1
     if not 0 <= n <= min(size - 8, _MAX_HEADER_BYTES):
-        raise ModelFileError(f"{str(path)!r} is not a readable kernelstream model (truncated or "
-                             "corrupt: bad header length). Re-save the model.")
+        raise kind.error(f"{str(path)!r} is not a readable kernelstream {kind.noun} (truncated or "
+                         f"corrupt: bad header length). {kind.remedy}")
     header = f.read(n)
     start = header.find(_MARKER)
     if start < 0:
         return None
     offset = start + len(_MARKER)
     if header.find(_MARKER, offset) >= 0 or header[offset + 64 : offset + 65] != b'"':
-        raise ModelFileError(f"{str(path)!r} is truncated or corrupt: its checksum field is "
-                             "damaged. Re-save the model.")
+        raise kind.error(f"{str(path)!r} is truncated or corrupt: its checksum field is "
+                         f"damaged. {kind.remedy}")
     return 8 + offset
 
 
@@ -86,18 +111,18 @@ def _file_digest(f, offset: int) -> bytes:
     return h.hexdigest().encode()
 
 
-def _verify_file_digest(path: Path) -> bool:
+def _verify_file_digest(path: Path, kind: _FileKind = _MODEL) -> bool:
     """Check the whole-file digest; ``False`` when the file has none (format version 1)."""
     with open(path, "rb") as f:
-        offset = _digest_offset(f, path)
+        offset = _digest_offset(f, path, kind)
         if offset is None:
             return False
         f.seek(offset)
         stored = f.read(len(_PLACEHOLDER))
         if _file_digest(f, offset) != stored:
-            raise ModelFileError(f"{str(path)!r} is truncated or corrupt, or was modified after "
-                                 "saving: its SHA-256 checksum does not match the file's bytes. "
-                                 "Re-save the model from the fitted estimator.")
+            raise kind.error(f"{str(path)!r} is truncated or corrupt, or was modified after "
+                             "saving: its SHA-256 checksum does not match the file's bytes. "
+                             f"{kind.remedy}")
     return True
 
 
@@ -136,6 +161,8 @@ def _jsonable(value):
         return {"__dict__": [[_jsonable(k), _jsonable(v)] for k, v in value.items()]}
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     raise TypeError(f"cannot store {type(value).__name__} in a model file")
@@ -250,7 +277,7 @@ def _read(path) -> tuple[dict, dict[str, torch.Tensor]]:
     return header, tensors
 
 
-def _parse(path: Path) -> tuple[dict, dict[str, torch.Tensor]]:
+def _parse(path: Path, kind: _FileKind = _MODEL) -> tuple[dict, dict[str, torch.Tensor]]:
     from safetensors import safe_open
 
     try:
@@ -261,8 +288,8 @@ def _parse(path: Path) -> tuple[dict, dict[str, torch.Tensor]]:
         if not isinstance(header, dict):
             raise TypeError("the kernelstream metadata is not a JSON object")
     except Exception as exc:  # safetensors raises several types on corrupt input
-        raise ModelFileError(f"{str(path)!r} is not a readable kernelstream model (truncated or "
-                             f"corrupt: {exc}). Re-save the model.") from None
+        raise kind.error(f"{str(path)!r} is not a readable kernelstream {kind.noun} (truncated or "
+                         f"corrupt: {exc}). {kind.remedy}") from None
     return header, tensors
 
 
@@ -288,3 +315,43 @@ def load(path):
         raise ModelFileError(f"{str(path)!r} has an inconsistent header ({type(exc).__name__}: "
                              f"{exc}); re-save the model.") from None
     return model
+
+
+def save_checkpoint(header: dict, state: dict, path) -> None:
+    """Write a fit checkpoint atomically, with a whole-file checksum: ``state`` (a state dict:
+    tensors, arrays and plain values, nested) and the JSON-able ``header`` (what the fit was:
+    class, parameters, data fingerprint). A reader sees the previous checkpoint or this one,
+    never a part of one."""
+    tensors: dict[str, torch.Tensor] = {}
+    document = {"format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION,
+                "library_version": _library_version(), **{k: _jsonable(v) for k, v in header.items()},
+                "state": _to_json(state, "state", tensors)}
+    _write_atomic(tensors, {"kernelstream": json.dumps(document)}, path)
+
+
+def load_checkpoint(path) -> tuple[dict, dict]:
+    """``(header, state)`` of a checkpoint written by :func:`save_checkpoint`.
+
+    Raises
+    ------
+    CheckpointError
+        If the file is missing, truncated, edited, of another version or not a checkpoint; the
+        message names the file.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"No checkpoint at {str(path)!r}; check the path (a fit with "
+                              "checkpoint=PATH writes one at the end of its epochs).")
+    if not _verify_file_digest(path, _CHECKPOINT):
+        raise CheckpointError(f"{str(path)!r} is not a kernelstream checkpoint (no checksum).")
+    header, tensors = _parse(path, _CHECKPOINT)
+    if header.get("format") != CHECKPOINT_FORMAT:
+        raise CheckpointError(f"{str(path)!r} is not a kernelstream checkpoint (format "
+                              f"{header.get('format')!r}); a model file is loaded with "
+                              "kernelstream.load, not resumed from.")
+    if header.get("version") != CHECKPOINT_VERSION:
+        raise CheckpointError(f"{str(path)!r} is a checkpoint of version {header.get('version')!r}; "
+                              f"this kernelstream resumes version {CHECKPOINT_VERSION}. Fit "
+                              "again without resume.")
+    state = _from_state_json(header.pop("state"), tensors)
+    return {key: _from_json(value) for key, value in header.items()}, state

@@ -167,11 +167,32 @@ def test_help_has_examples(command):
 
 def test_resume_slot_is_passed_only_to_estimators_that_take_it(regression_csv, tmp_path):
     X, y, path = regression_csv
-    result = run("fit", path, "--task", "regression", "-o", tmp_path / "m.kst", "--resume",
+    result = run("fit", path, "--estimator", "gogp", "-o", tmp_path / "m.kst", "--resume",
                  tmp_path / "ckpt", ok=False)
     assert result.exit_code == 2
     assert result.stderr.strip() == ("error: --resume is not supported by this estimator "
-                                     "(DSGRegressor.fit takes no 'resume')")
+                                     "(GoGPRegressor.fit takes no 'resume')")
+    result = run("fit", path, "--estimator", "gogp", "-o", tmp_path / "m.kst", "--checkpoint",
+                 tmp_path / "ckpt", ok=False)
+    assert result.stderr.strip() == ("error: --checkpoint is not supported by this estimator "
+                                     "(GoGPRegressor has no parameter 'checkpoint')")
+
+
+def test_fit_writes_a_checkpoint_and_resumes_from_it(regression_csv, tmp_path):
+    """``--checkpoint`` and ``--checkpoint-every`` set the estimator's parameters, ``--resume``
+    continues from the file: the same model as the fit that wrote it."""
+    X, y, path = regression_csv
+    options = [path, "--task", "regression", *small_options()]
+    run("fit", *options, "-o", tmp_path / "a.kst", "--checkpoint", tmp_path / "fit.ckpt",
+        "--checkpoint-every", 2, "--quiet")
+    assert load(tmp_path / "a.kst").checkpoint_every == 2 and (tmp_path / "fit.ckpt").is_file()
+    run("fit", *options, "-o", tmp_path / "b.kst", "--resume", tmp_path / "fit.ckpt",
+        "--checkpoint-every", "10min", "--quiet")
+    np.testing.assert_array_equal(load(tmp_path / "b.kst").predict(X),
+                                  load(tmp_path / "a.kst").predict(X))
+    result = run("fit", *options, "-o", tmp_path / "c.kst", "--resume", tmp_path / "fit.ckpt",
+                 "--alpha", 1e-3, "--quiet", ok=False)
+    assert result.stderr.startswith("error: Checkpoint") and "other parameters" in result.stderr
 
 
 def _failures(a9a_model, regression_csv, tmp_path):

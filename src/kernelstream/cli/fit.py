@@ -11,8 +11,8 @@ from .. import __version__
 from ..io import save
 from .config import CONFIG_PARAMS, apply_config
 from .files import FORMATS, read_labelled
-from .models import (TASKS, build_estimator, check_writable, estimator_class, fit_options,
-                     parse_assignment, parse_value, prepare_labels, prepare_rows)
+from .models import (TASKS, build_estimator, check_writable, estimator_class, estimator_options,
+                     fit_options, parse_assignment, parse_value, prepare_labels, prepare_rows)
 from .output import emit, file_size, fitted_summary, output_options
 
 __all__ = ["fit"]
@@ -73,11 +73,12 @@ def data_options(command):
 @click.option("--config", type=click.Path(dir_okay=False), is_eager=True, expose_value=False,
               callback=apply_config, help="TOML or YAML file of options (the command line wins).")
 @click.option("--resume", type=click.Path(dir_okay=False), default=None,
-              help="Resume from a checkpoint file (estimators whose fit supports it).")
+              help="Continue an interrupted fit from its checkpoint file (dsg): the same data "
+                   "and parameters give the model of the uninterrupted fit.")
 @click.option("--checkpoint", type=click.Path(dir_okay=False), default=None,
-              help="Write checkpoints to this file (estimators whose fit supports it).")
-@click.option("--checkpoint-every", type=click.IntRange(min=1), default=None,
-              help="Checkpoint interval, passed to fit as checkpoint_every.")
+              help="Write checkpoints to this file during the fit (dsg).")
+@click.option("--checkpoint-every", default=None, metavar="N|TIME",
+              help="Epochs between checkpoints, or a time such as 10min (default: 1 epoch).")
 @output_options
 @click.pass_context
 def fit(ctx, data, output, task, estimator, fmt, label, zero_based, n_features, params, resume,
@@ -88,9 +89,10 @@ def fit(ctx, data, output, task, estimator, fmt, label, zero_based, n_features, 
     cls = estimator_class(estimator, task)
     task = "classification" if "Classifier" in cls.__name__ else "regression"
     settings = _estimator_params(ctx, options, params, verbose=0 if quiet or as_json else 1)
+    every = int(checkpoint_every) if str(checkpoint_every).isdigit() else checkpoint_every
+    settings.update(estimator_options(cls, {"checkpoint": checkpoint, "checkpoint_every": every}))
     model = build_estimator(cls, settings)
-    extra = fit_options(model, {"resume": resume, "checkpoint": checkpoint,
-                                "checkpoint_every": checkpoint_every})
+    extra = fit_options(model, {"resume": resume})
     rows = read_labelled(data, fmt, label, n_features=n_features, zero_based=zero_based)
     if rows.y is None:
         raise click.UsageError(f"{data}: no labels to fit on (--label none)")

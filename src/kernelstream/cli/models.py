@@ -19,7 +19,7 @@ from .. import estimators
 
 __all__ = ["ESTIMATORS", "TASKS", "CliError", "estimator_class", "build_estimator",
            "parse_assignment", "parse_value", "prepare_rows", "prepare_labels",
-           "fit_options", "has_proba", "has_std", "check_writable"]
+           "fit_options", "estimator_options", "has_proba", "has_std", "check_writable"]
 
 #: short names of the supervised estimators a command line can fit, by task
 ESTIMATORS = {
@@ -97,6 +97,18 @@ def fit_options(estimator, requested: dict) -> dict:
             flag = "--" + name.replace("_", "-")
             raise CliError(f"{flag} is not supported by this estimator "
                            f"({type(estimator).__name__}.fit takes no {name!r})")
+    return {name: value for name, value in requested.items() if value is not None}
+
+
+def estimator_options(cls: type, requested: dict) -> dict:
+    """The estimator parameters of ``requested`` (e.g. ``checkpoint``) that were given; an error
+    if ``cls`` has no such parameter."""
+    accepted = cls().get_params()
+    for name, value in requested.items():
+        if value is not None and name not in accepted:
+            flag = "--" + name.replace("_", "-")
+            raise CliError(f"{flag} is not supported by this estimator "
+                           f"({cls.__name__} has no parameter {name!r})")
     return {name: value for name, value in requested.items() if value is not None}
 
 

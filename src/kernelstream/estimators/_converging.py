@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 
 import numpy as np
 import torch
@@ -25,6 +26,7 @@ from ..rng import draw_seed
 from ..solvers.preconditioned import INTERCEPT_FEATURE, EpochControl
 from ..solvers.selection import Problem, cross_validate, grow_features, race_bandwidths
 from ._budget import max_feature_blocks
+from ._checkpointing import FitCheckpoint
 from ._progress import EpochProgress, closing
 
 __all__ = ["ConvergingMixin", "SIGMA_SCALES", "ALPHAS"]
@@ -55,6 +57,8 @@ CONVERGING_CONSTRAINTS = {
     "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
     "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
     "warm_start": ["boolean"],
+    "checkpoint": [str, os.PathLike, None],
+    "checkpoint_every": [Interval(Integral, 1, None, closed="left"), str],
 }
 
 
@@ -71,31 +75,38 @@ class ConvergingMixin:
         return "median" if self.sigma == "auto" else self.sigma
 
     @respects_n_jobs
-    def _fit_preconditioned(self, X, y, sample_weight):
+    def _fit_preconditioned(self, X, y, sample_weight, resume=None):
         with self._unchanged_on_error(), closing(self._progress()) as progress:
             warm = self.warm_start and hasattr(self, "expansion_") and hasattr(self, "alpha_")
             X, y, sample_weight = self._validated(X, y, sample_weight, first=not warm)
             self._check_fit_targets(y, sample_weight)
-            rng = check_random_state(self.random_state)
+            run = FitCheckpoint(self, resume)  # reads the checkpoint, checks the parameters
+            rng = run.random_state(check_random_state(self.random_state))
             seed = draw_seed(rng)  # drawn on warm starts too: the same validation rows
             if not warm:
                 self.seed_ = seed
                 self.device_ = resolve_device(self.device)
                 self._resolve_loss("preconditioned")
                 self._fit_target_scaling(y)
-            weight = sample_weight * self._class_weights(self._targets(y, X.shape[0]))
+            targets = self._targets(y, X.shape[0])
+            weight = sample_weight * self._class_weights(targets)
+            run.check_data(X, targets, weight, self._theta() if warm else None, self.device_)
             train_rows, val_rows = self._split(y, X.shape[0], rng)
             problem = self._problem(X, y, weight, train_rows, val_rows)
+            callback = run.callback(progress)
             if warm:
                 feature_map, alphas, J = self.expansion_.feature_map, [self.alpha_], self.expansion_.n_blocks
                 result, J, history = grow_features(problem, feature_map, alphas, self._control(),
-                                                   J, J, GROWTH_TOL, self._theta(), progress)
+                                                   J, J, GROWTH_TOL, self._theta(), callback,
+                                                   run.growth(J, self.device_))
             else:
                 rows = train_rows if val_rows is None else np.concatenate([train_rows, val_rows])
                 everything = dataclasses.replace(problem, train_rows=torch.as_tensor(rows, device=problem.X.device))
-                feature_map, alphas, (J, max_blocks) = self._select(problem, X, everything)
+                feature_map, alphas, (J, max_blocks) = run.selection(
+                    self, lambda: self._select(problem, X, everything))
                 result, J, history = grow_features(problem, feature_map, alphas, self._control(),
-                                                   J, max_blocks, GROWTH_TOL, callback=progress)
+                                                   J, max_blocks, GROWTH_TOL, callback=callback,
+                                                   state=run.growth(J, self.device_))
             self._set_preconditioned(result, feature_map, alphas, J, history)
             self._calibrate(problem)
             self._pending = None

@@ -14,6 +14,7 @@ from .._validation import Interval, Real, StrOptions
 from ..calibration import fit_temperature, tempered_proba
 from ..losses import get_loss
 from ._base import DSGBase, assign_parameters, predict_in_row_chunks
+from ._checkpointing import refuse_checkpoints
 from ._converging import CONVERGING_CONSTRAINTS, ConvergingMixin
 from ._labels import fit_or_check_labels
 
@@ -111,15 +112,17 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
                  power_t=0.5, precondition=True, precond_eps="auto", average=False,
                  n_components=None, fit_intercept=True, shuffle=True, tol=1e-3,
                  early_stopping=True, validation_fraction=0.1, n_iter_no_change=2,
-                 warm_start=False, random_state=None, verbose=0, device="auto",
-                 dtype="float32", n_jobs=None):
+                 warm_start=False, checkpoint=None, checkpoint_every=1, random_state=None,
+                 verbose=0, device="auto", dtype="float32", n_jobs=None):
         assign_parameters(self, locals())
 
-    def fit(self, X, y, sample_weight=None):
-        """Fit on ``(X, y)`` for ``max_iter`` passes."""
+    def fit(self, X, y, sample_weight=None, *, resume=None):
+        """Fit on ``(X, y)`` for ``max_iter`` passes; ``resume`` as in :meth:`DSGRegressor.fit`
+        (a checkpoint of an interrupted fit on the same data with the same parameters)."""
         if self.solver == "one_pass":
+            refuse_checkpoints(self, resume)
             return self._fit(X, y, sample_weight)
-        return self._fit_preconditioned(X, y, sample_weight)
+        return self._fit_preconditioned(X, y, sample_weight, resume)
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Learn from a chunk of a stream, in full batches of ``batch_size`` rows.

@@ -9,6 +9,7 @@ from sklearn.utils.validation import check_array
 from .._validation import Interval, Real, StrOptions
 from ..losses import get_loss
 from ._base import DSGBase, assign_parameters
+from ._checkpointing import refuse_checkpoints
 from ._converging import CONVERGING_CONSTRAINTS, ConvergingMixin
 
 __all__ = ["DSGRegressor"]
@@ -99,6 +100,15 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
     n_iter_no_change : int, default=2
     warm_start : bool, default=False
         ``fit`` continues from the fitted model (same features, ``sigma_`` and ``alpha_``).
+    checkpoint : str or path-like, default=None
+        File the preconditioned ``fit`` checkpoints to: after choosing ``sigma`` and ``alpha``,
+        then every ``checkpoint_every``; each write replaces the file atomically (a reader sees
+        the old or the new checkpoint). ``fit(X, y, resume=PATH)`` continues from it. After
+        ``e`` epochs its size is about ``e/2 + 3`` copies of the coefficients, independent of
+        the number of rows.
+    checkpoint_every : int or str, default=1
+        Epochs between checkpoints, or a time such as ``"30s"``, ``"10min"``, ``"2h"`` (a
+        checkpoint at the first epoch end that long after the last one).
     random_state : int, RandomState or None
         Seeds the feature blocks and the shuffling.
     verbose : int, default=0
@@ -164,15 +174,29 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
                  power_t=0.5, precondition=True, precond_eps=3.0, average=False,
                  n_components=None, fit_intercept=True, shuffle=True, tol=1e-3,
                  early_stopping=True, validation_fraction=0.1, n_iter_no_change=2,
-                 warm_start=False, random_state=None, verbose=0, device="auto",
-                 dtype="float32", n_jobs=None):
+                 warm_start=False, checkpoint=None, checkpoint_every=1, random_state=None,
+                 verbose=0, device="auto", dtype="float32", n_jobs=None):
         assign_parameters(self, locals())
 
-    def fit(self, X, y, sample_weight=None):
-        """Fit on ``(X, y)`` for ``max_iter`` passes; ``y`` is ``(n,)`` or ``(n, n_outputs)``."""
+    def fit(self, X, y, sample_weight=None, *, resume=None):
+        """Fit on ``(X, y)`` for ``max_iter`` passes; ``y`` is ``(n,)`` or ``(n, n_outputs)``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+        sample_weight : array-like of shape (n_samples,), default=None
+        resume : str or path-like, default=None
+            A checkpoint written by an interrupted ``fit`` (``checkpoint=PATH``) on the same
+            data with the same parameters: the fit goes on from its last epoch boundary and ends
+            with the model of the uninterrupted fit, bit for bit on the same device and thread
+            count. Other data or parameters, or a damaged file, raise
+            :class:`~kernelstream.io.CheckpointError`.
+        """
         if self.solver == "one_pass":
+            refuse_checkpoints(self, resume)
             return self._fit(X, y, sample_weight)
-        return self._fit_preconditioned(X, y, sample_weight)
+        return self._fit_preconditioned(X, y, sample_weight, resume)
 
     def partial_fit(self, X, y, sample_weight=None):
         """Learn from a chunk of a stream, in full batches of ``batch_size`` rows.

@@ -48,8 +48,8 @@ import torch
 from ..features.base import FeatureMap
 from ..losses import Loss
 
-__all__ = ["INTERCEPT_FEATURE", "Preconditioner", "FitResult", "sketch_preconditioner", "run_epochs",
-           "feature_matrix", "MAX_RANK"]
+__all__ = ["INTERCEPT_FEATURE", "Preconditioner", "FitResult", "EpochState", "sketch_preconditioner",
+           "run_epochs", "feature_matrix", "MAX_RANK"]
 
 #: most eigenvectors kept in the preconditioner (``(D + 1)·k`` floats)
 MAX_RANK = 1024
@@ -283,26 +283,45 @@ class EpochControl:
     n_iter_no_change: int = 3
 
 
+@dataclass
+class EpochState:
+    """The variables of :func:`run_epochs`'s loop at an epoch boundary: the iterate ``theta``,
+    the result so far (best iterates, losses, curves), the per-epoch iterate sums of the tail
+    average, the epochs without improvement, the step sizes and the epochs done. Batches are
+    drawn from ``(seed, epoch)``, so this is all a run needs to go on from ``epoch``
+    (:mod:`kernelstream.solvers.checkpoint` saves and restores it)."""
+
+    theta: torch.Tensor | None = None
+    result: FitResult | None = None
+    sums: list = field(default_factory=list)  # [(sum of an epoch's iterates, its steps)]
+    stale: int = 0
+    eta: torch.Tensor | None = None
+    epoch: int = 0
+
+
 def run_epochs(feature_map: FeatureMap, n_blocks: int, theta: torch.Tensor, precond: Preconditioner,
                loss: Loss, batches: Callable[[int], tuple[int, Iterator]], control: EpochControl,
                validation: tuple | None = None,
-               callback: Callable[[int, float], None] | None = None) -> FitResult:
+               callback: Callable[[int, float], None] | None = None,
+               state: EpochState | None = None) -> FitResult:
     """Epochs of preconditioned SGD from ``theta`` ``(D+1, A·C)`` until ``control`` stops.
 
     ``batches(epoch)`` returns the number of batches of the epoch and an iterator of
     ``(X, y, weight)`` tensor batches. The monitored loss is the
     validation loss when ``validation = (X, y, weight)`` is given, else the epoch's mean training
-    loss. Returns each column's best tail-averaged iterate.
+    loss. Returns each column's best tail-averaged iterate. ``state`` holds the loop's
+    variables, updated in place at the end of every epoch before ``callback(epoch, loss)``: an
+    empty one to read them from the callback (a checkpoint), or one saved at an epoch boundary
+    to go on from there (``theta`` is then unused) exactly as the run without a break.
     """
     n_alphas = precond.alphas.shape[0]
     C = theta.shape[1] // n_alphas
     alphas_cols = precond.alphas.repeat_interleave(C).to(theta.dtype)
-    result = FitResult(theta=theta.clone(), best_loss=torch.full((n_alphas,), math.inf, dtype=torch.float64),
-                       best_epoch=[-1] * n_alphas)
-    eta = None
-    stale = 0
-    sums: list[tuple[torch.Tensor, int]] = []  # per epoch: sum of the iterates, number of steps
-    for epoch in range(control.max_iter):
+    state = _started(state, theta, n_alphas)
+    theta, result, eta, sums = state.theta, state.result, state.eta, state.sums
+    for epoch in range(state.epoch, control.max_iter):
+        if control.tol is not None and state.stale >= control.n_iter_no_change:
+            break
         n_batches, epoch_batches = batches(epoch)
         epoch_sum, half_sum, n_half, rows = torch.zeros_like(theta), torch.zeros_like(theta), 0, 0
         start = n_batches // 2
@@ -336,12 +355,21 @@ def run_epochs(feature_map: FeatureMap, n_blocks: int, theta: torch.Tensor, prec
             result.best_loss[a] = monitored[a]
             result.best_epoch[a] = epoch
             result.theta[:, a * C:(a + 1) * C] = average[:, a * C:(a + 1) * C]
+        state.theta, state.eta, state.epoch = theta, eta, epoch + 1
+        state.stale = 0 if improved else state.stale + 1
         if callback is not None:
             callback(epoch + 1, float(monitored.min()))
-        stale = 0 if improved else stale + 1
-        if control.tol is not None and stale >= control.n_iter_no_change:
-            break
     return result
+
+
+def _started(state: EpochState | None, theta: torch.Tensor, n_alphas: int) -> EpochState:
+    """``state``, or (when it has not started) the state before the first epoch from ``theta``."""
+    state = EpochState() if state is None else state
+    if state.result is None:
+        state.theta = theta
+        state.result = FitResult(theta=theta.clone(), best_loss=torch.full((n_alphas,), math.inf, dtype=torch.float64),
+                                 best_epoch=[-1] * n_alphas)
+    return state
 
 
 def _tail_average(sums: list, epoch: int, half_sum: torch.Tensor, n_half: int) -> torch.Tensor:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
@@ -24,10 +24,10 @@ import torch
 
 from ..features.base import FeatureMap
 from ..losses import Loss
-from .preconditioned import EpochControl, FitResult, run_epochs, sketch_preconditioner
+from .preconditioned import EpochControl, EpochState, FitResult, run_epochs, sketch_preconditioner
 
-__all__ = ["Problem", "train", "grow_features", "race_bandwidths", "cross_validate", "RACE_ROWS",
-           "SKETCH_ROWS"]
+__all__ = ["Problem", "GrowthState", "train", "grow_features", "race_bandwidths", "cross_validate",
+           "RACE_ROWS", "SKETCH_ROWS"]
 
 #: rows of the first rung of the race (each later rung has 4× more)
 RACE_ROWS = 4096
@@ -90,10 +90,11 @@ def _sketch_rows(n: int, n_features: int) -> int:
 
 
 def train(problem: Problem, feature_map: FeatureMap, n_blocks: int, alphas, control: EpochControl,
-          theta: torch.Tensor | None = None, callback=None) -> FitResult:
+          theta: torch.Tensor | None = None, callback=None, state: EpochState | None = None) -> FitResult:
     """Preconditioned SGD on the first ``n_blocks`` blocks from ``theta`` (zeros when ``None``),
     in batches of at most ``problem.batch_size`` rows and at most the preconditioner's critical
-    batch (at least ``MIN_BATCH``)."""
+    batch (at least ``MIN_BATCH``); ``state`` as in :func:`run_epochs` (the preconditioner is
+    recomputed from its seeded sketch rows, the same bits every time)."""
     D = n_blocks * feature_map.block_size
     sketch, weight_scale, row_weights = _sketch(problem, _sketch_rows(problem.n_train, D))
     precond = sketch_preconditioner(feature_map, n_blocks, problem.X[sketch], problem.loss, alphas,
@@ -103,7 +104,7 @@ def train(problem: Problem, feature_map: FeatureMap, n_blocks: int, alphas, cont
     if theta is None:
         theta = problem.X.new_zeros((D + 1, len(alphas) * problem.n_outputs))
     return run_epochs(feature_map, n_blocks, theta, precond, problem.loss, _batches(problem),
-                      control, problem.validation, callback)
+                      control, problem.validation, callback, state)
 
 
 def _sketch(problem: Problem, s: int) -> tuple[torch.Tensor, float, torch.Tensor]:
@@ -133,43 +134,73 @@ def _widened(theta: torch.Tensor, n_blocks: int, new_blocks: int, block_size: in
     return wide
 
 
+@dataclass
+class GrowthState:
+    """The variables of :func:`grow_features` at an epoch boundary: the number of blocks in
+    training, the best result so far and its blocks, the history, whether the size kept is in
+    its final training (``continuing``) and the epochs of the size in training."""
+
+    n_blocks: int
+    best: FitResult | None = None
+    best_blocks: int = 0
+    history: list = field(default_factory=list)  # [(n_blocks, best loss, epochs)]
+    continuing: bool = False
+    epochs: EpochState = field(default_factory=EpochState)
+
+
 def grow_features(problem: Problem, feature_map: FeatureMap, alphas, control: EpochControl,
                   start_blocks: int, max_blocks: int, growth_tol: float,
-                  theta: torch.Tensor | None = None, callback=None) -> tuple[FitResult, int, list]:
+                  theta: torch.Tensor | None = None, callback=None,
+                  state: GrowthState | None = None) -> tuple[FitResult, int, list]:
     """Train on ``start_blocks``, doubling while the best monitored loss improves by more than
     ``growth_tol`` (relative; the last, smaller gain is kept but ends the growth). While the
     features may still grow, each size trains at most ``STAGE_EPOCHS`` epochs (enough to tell
     whether more features help); the size kept then trains on to ``control``'s stopping rule.
     Returns the best result, its number of blocks and the history ``[(n_blocks, best loss,
-    epochs)]``."""
-    J = start_blocks
+    epochs)]``. ``state`` (updated in place; see :func:`run_epochs`) watches or resumes the run.
+    """
+    state = GrowthState(start_blocks) if state is None else state
     stage = (dataclasses.replace(control, max_iter=min(control.max_iter, STAGE_EPOCHS))
              if max_blocks > start_blocks else control)
-    best, best_J, history = None, J, []
-    while True:
-        start = theta if best is None else _widened(best.theta, best_J, J, feature_map.block_size)
-        result = train(problem, feature_map, J, alphas, stage, start, callback)
-        loss = float(result.best_loss.min())
-        history.append((J, loss, result.n_epochs))
-        previous = math.inf if best is None else float(best.best_loss.min())
-        if loss < previous:  # keep the better model even when the gain is too small to go on
-            best, best_J = result, J
-        if not loss < previous * (1 - growth_tol) or J >= max_blocks:
-            break
-        J = min(2 * J, max_blocks)
+    if not state.continuing:
+        _grow(problem, feature_map, alphas, stage, max_blocks, growth_tol, theta, callback, state)
+    best = state.best
     if best is None:
-        raise FloatingPointError(f"The monitored loss is not finite ({history[-1][1]}); "
+        raise FloatingPointError(f"The monitored loss is not finite ({state.history[-1][1]}); "
                                  "standardise X, and check y and sample_weight.")
-    if best.n_epochs >= stage.max_iter and stage.max_iter < control.max_iter:
-        best = _continued(problem, feature_map, best_J, alphas, control, best, callback)
-        history.append((best_J, float(best.best_loss.min()), best.n_epochs))
-    return best, best_J, history
+    if state.continuing or (best.n_epochs >= stage.max_iter and stage.max_iter < control.max_iter):
+        state.continuing = True
+        best = _continued(problem, feature_map, state.best_blocks, alphas, control, best, callback,
+                          state.epochs)
+        state.history.append((state.best_blocks, float(best.best_loss.min()), best.n_epochs))
+    return best, state.best_blocks, state.history
 
 
-def _continued(problem, feature_map, n_blocks, alphas, control, best: FitResult, callback) -> FitResult:
+def _grow(problem, feature_map, alphas, stage: EpochControl, max_blocks: int, growth_tol: float,
+          theta, callback, state: GrowthState) -> None:
+    """The doubling loop of :func:`grow_features`, from ``state``; leaves the best size in it
+    and a fresh :class:`EpochState` for whatever trains next."""
+    while True:
+        J = state.n_blocks
+        start = (theta if state.best is None else
+                 _widened(state.best.theta, state.best_blocks, J, feature_map.block_size))
+        result = train(problem, feature_map, J, alphas, stage, start, callback, state.epochs)
+        loss = float(result.best_loss.min())
+        state.history.append((J, loss, result.n_epochs))
+        previous = math.inf if state.best is None else float(state.best.best_loss.min())
+        if loss < previous:  # keep the better model even when the gain is too small to go on
+            state.best, state.best_blocks = result, J
+        state.epochs = EpochState()
+        if not loss < previous * (1 - growth_tol) or J >= max_blocks:
+            return
+        state.n_blocks = min(2 * J, max_blocks)
+
+
+def _continued(problem, feature_map, n_blocks, alphas, control, best: FitResult, callback,
+               state: EpochState | None = None) -> FitResult:
     """``best`` trained on from its iterate for the epochs ``control`` has left."""
     rest = dataclasses.replace(control, max_iter=control.max_iter - best.n_epochs)
-    more = train(problem, feature_map, n_blocks, alphas, rest, best.theta.clone(), callback)
+    more = train(problem, feature_map, n_blocks, alphas, rest, best.theta.clone(), callback, state)
     better = more.best_loss < best.best_loss
     columns = problem.n_outputs
     for a in torch.nonzero(better).flatten().tolist():
