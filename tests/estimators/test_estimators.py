@@ -145,9 +145,11 @@ def test_one_pass_margin_losses_have_no_probabilities(loss):
     assert "no held-out rows calibrated it" in str(error.value.__cause__)
 
 
-def test_auto_loss_is_least_squares_for_fit_and_logistic_for_streams():
+def test_auto_loss_is_least_squares_for_binary_fit_else_logistic():
     X, y = make_classification(600, 6, random_state=0)
     assert DSGClassifier(**FAST).fit(X, y).loss_ == "squared"
+    X3, y3 = make_classification(600, 6, n_informative=4, n_classes=3, random_state=0)
+    assert DSGClassifier(**FAST).fit(X3, y3).loss_ == "logistic"  # the softmax
     assert DSGClassifier(solver="one_pass", **FAST).fit(X, y).loss_ == "logistic"
     assert DSGClassifier(**FAST).partial_fit(X, y).loss_ == "logistic"
 
