@@ -15,6 +15,7 @@ from ..losses import get_loss
 from ._base import DSGBase, assign_parameters
 from ._converging import CONVERGING_CONSTRAINTS, ConvergingMixin
 from ._labels import fit_or_check_labels
+from ._streaming import is_source
 
 __all__ = ["DSGClassifier"]
 
@@ -93,8 +94,18 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
                  dtype="float32", n_jobs=None):
         assign_parameters(self, locals())
 
-    def fit(self, X, y, sample_weight=None):
-        """Fit on ``(X, y)`` for ``max_iter`` passes."""
+    def fit(self, X, y=None, sample_weight=None, *, classes=None):
+        """Fit on ``(X, y)`` for ``max_iter`` passes.
+
+        ``X`` may be a source of :mod:`kernelstream.data` (``y`` None): the fit streams it, with
+        ``classes`` (every label) declared up front or found by its first pass; a shard of one
+        under ``torch.distributed`` fits data-parallel (:mod:`kernelstream.distributed`).
+        """
+        if is_source(X):
+            return self._fit_source(X, y, sample_weight, classes)
+        if classes is not None:
+            raise ValueError("classes= goes with a source; with arrays the labels of y are the "
+                             "classes.")
         if self.solver == "one_pass":
             return self._fit(X, y, sample_weight)
         return self._fit_preconditioned(X, y, sample_weight)

@@ -10,6 +10,7 @@ from .._validation import Interval, Real, StrOptions
 from ..losses import get_loss
 from ._base import DSGBase, assign_parameters
 from ._converging import CONVERGING_CONSTRAINTS, ConvergingMixin
+from ._streaming import is_source
 
 __all__ = ["DSGRegressor"]
 
@@ -168,8 +169,15 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
                  dtype="float32", n_jobs=None):
         assign_parameters(self, locals())
 
-    def fit(self, X, y, sample_weight=None):
-        """Fit on ``(X, y)`` for ``max_iter`` passes; ``y`` is ``(n,)`` or ``(n, n_outputs)``."""
+    def fit(self, X, y=None, sample_weight=None):
+        """Fit on ``(X, y)`` for ``max_iter`` passes; ``y`` is ``(n,)`` or ``(n, n_outputs)``.
+
+        ``X`` may be a source of :mod:`kernelstream.data` (its labels and weights inside, ``y``
+        None): the fit streams it (README, "Streaming data from files"); a shard of one under
+        ``torch.distributed`` fits data-parallel (:mod:`kernelstream.distributed`).
+        """
+        if is_source(X):
+            return self._fit_source(X, y, sample_weight)
         if self.solver == "one_pass":
             return self._fit(X, y, sample_weight)
         return self._fit_preconditioned(X, y, sample_weight)

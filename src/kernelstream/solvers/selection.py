@@ -71,6 +71,25 @@ class Problem:
         first = self.index(torch.arange(min(n_rows, self.n_train), device=self.X.device))
         return dataclasses.replace(self, train_rows=first)
 
+    # -- what train() asks of a problem (in memory here; a stream in solvers.streams) ------
+    #: no data parallelism: the batches are the whole global batch
+    comm = None
+
+    def sketch(self, n_rows: int) -> torch.Tensor:
+        """``n_rows`` training rows drawn without replacement from ``(seed, 2³¹)``, dense."""
+        sketch = torch.from_numpy(np.random.default_rng((self.seed, 2**31))
+                                  .choice(self.n_train, n_rows, replace=False))
+        return self.X[self.index(sketch.to(self.X.device))]
+
+    def batches(self, batch_size: int) -> Callable:
+        """``batches(epoch) -> (n_batches, iterator of (X, y, weight))`` in batches of about
+        ``batch_size`` rows, reshuffled every epoch from ``(seed, epoch)``."""
+        return _batches(dataclasses.replace(self, batch_size=batch_size))
+
+    def agree(self, value):
+        """``value`` as every rank holds it (one process: unchanged)."""
+        return value
+
 
 def _batches(problem: Problem) -> Callable:
     n = problem.n_train
@@ -95,17 +114,14 @@ def train(problem: Problem, feature_map: FeatureMap, n_blocks: int, alphas, cont
     in batches of at most ``problem.batch_size`` rows and at most the preconditioner's critical
     batch (at least ``MIN_BATCH``)."""
     D = n_blocks * feature_map.block_size
-    n = problem.n_train
-    s = _sketch_rows(n, D)
-    sketch = torch.from_numpy(np.random.default_rng((problem.seed, 2**31)).choice(n, s, replace=False))
-    precond = sketch_preconditioner(feature_map, n_blocks, problem.X[problem.index(sketch.to(problem.X.device))],
-                                    problem.loss, alphas)
+    X_sketch = problem.sketch(_sketch_rows(problem.n_train, D))
+    precond = problem.agree(sketch_preconditioner(feature_map, n_blocks, X_sketch, problem.loss, alphas))
     batch = min(problem.batch_size, max(MIN_BATCH, precond.critical_batch()))
-    problem = dataclasses.replace(problem, batch_size=batch)
     if theta is None:
-        theta = problem.X.new_zeros((D + 1, len(alphas) * problem.n_outputs))
-    return run_epochs(feature_map, n_blocks, theta, precond, problem.loss, _batches(problem),
-                      control, problem.validation, callback)
+        theta = X_sketch.new_zeros((D + 1, len(alphas) * problem.n_outputs))
+    result = run_epochs(feature_map, n_blocks, theta, precond, problem.loss, problem.batches(batch),
+                        control, problem.validation, callback, problem.comm)
+    return problem.agree(result)
 
 
 def _widened(theta: torch.Tensor, n_blocks: int, new_blocks: int, block_size: int) -> torch.Tensor:
