@@ -50,30 +50,38 @@ def take(chunk: Chunk, index) -> Chunk:
 
 
 class Reservoir:
-    """The ``size`` rows of smallest ``unit_hash(row_id, seed)`` seen so far (ties by id)."""
+    """The ``size`` rows of smallest ``unit_hash(row_id, seed)`` seen so far (ties by id).
+    Rows wait until twice ``size`` are held, then the smallest ``size`` are kept: O(1) per row."""
 
     def __init__(self, size: int, seed: int):
         self.size, self.seed = size, seed
-        self.rows: Chunk | None = None
+        self.pending: list[Chunk] = []
+        self.held = 0
 
-    def add(self, chunk: Chunk) -> None:
+    def add(self, chunk: Chunk | None) -> None:
         if chunk is None or not len(chunk.row_ids):
             return
-        pool = chunk if self.rows is None else concat_chunks([self.rows, chunk])
-        if len(pool.row_ids) > self.size:
-            keys = unit_hash(pool.row_ids, self.seed)
-            pool = take(pool, np.lexsort((pool.row_ids, keys))[: self.size])
-        self.rows = pool
+        self.pending.append(chunk)
+        self.held += len(chunk.row_ids)
+        if self.held > 2 * max(self.size, 1024):
+            self._prune()
+
+    def _prune(self) -> Chunk | None:
+        if not self.pending:
+            return None
+        pool = concat_chunks(self.pending)
+        keys = unit_hash(pool.row_ids, self.seed)
+        pool = take(pool, np.lexsort((pool.row_ids, keys))[: self.size])  # ordered by key
+        self.pending, self.held = [pool], len(pool.row_ids)
+        return pool
 
     def merge(self, other: "Reservoir") -> None:
-        self.add(other.rows)
+        for chunk in other.pending:
+            self.add(chunk)
 
     def sample(self) -> Chunk | None:
-        """The kept rows ordered by key: a uniformly shuffled sample."""
-        if self.rows is None:
-            return None
-        keys = unit_hash(self.rows.row_ids, self.seed)
-        return take(self.rows, np.lexsort((self.rows.row_ids, keys)))
+        """The kept rows ordered by key: a uniformly shuffled sample (None when empty)."""
+        return self._prune()
 
 
 class _Moments:

@@ -163,7 +163,7 @@ def _start_labels(estimator, whole: Source, stats, classes) -> None:
         unknown = np.flatnonzero(~np.isin(stats.classes, declared))
         if len(unknown):
             raise ValueError(f"{whole.locate(stats.example_ids[unknown[0]])}: label "
-                             f"{stats.classes[unknown[0]]!r} is not in classes="
+                             f"{stats.classes[unknown[0]].item()!r} is not in classes="
                              f"{declared.tolist()}; declare every label.")
     estimator._check_targets(sample.y, first=True,
                              classes=stats.classes if classes is None else classes)
@@ -223,9 +223,12 @@ def _stream_problem(estimator, readers, holdout, split_seed, stats, convert, com
     """The training stream: readers of the training rows, validation readers, the sample."""
     train = [r.split(holdout, split_seed)[0] for r in readers] if holdout else list(readers)
     parallel = comm if comm.world_size > 1 else None
-    validation = (StreamValidation([r.split(holdout, split_seed)[1] for r in readers], convert,
-                                   parallel) if holdout else None)
     sample = stats.samples[0].sample()
+    row_bytes = sum(t[0].numel() * t.element_size() for t in convert(take(sample, slice(0, 1))))
+    validation = (StreamValidation([r.split(holdout, split_seed)[1] for r in readers], convert,
+                                   n_rows=sum(val for _, val in stats.reader_rows),
+                                   row_bytes=row_bytes, seed=split_seed + 2, comm=parallel)
+                  if holdout else None)
     return StreamProblem(
         readers=train, reader_rows=[rows for rows, _ in stats.reader_rows], convert=convert,
         sample=convert(sample, dense=False)[0], validation=validation,

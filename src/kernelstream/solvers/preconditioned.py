@@ -146,7 +146,8 @@ def _augmented(Phi: torch.Tensor) -> torch.Tensor:
 
 def sketch_preconditioner(feature_map: FeatureMap, n_blocks: int, X_sketch: torch.Tensor,
                           loss: Loss, alphas) -> Preconditioner:
-    """The top eigenpairs of ``Φ̃_sᵀΦ̃_s/s`` on the sketch rows ``X_sketch`` (``s × d``).
+    """The top eigenpairs of ``Φ̃_sᵀΦ̃_s/s`` on the sketch rows ``X_sketch`` (``s × d``: a
+    tensor, or sparse rows that densify the row chunks they are asked for).
 
     With ``D + 1 ≤ s`` the ``(D+1)²`` covariance is accumulated over row chunks and factored,
     else the ``s × s`` Gram ``Φ̃_sΦ̃_sᵀ/s`` over block groups, with ``V = Φ̃_sᵀ U Λ^{-1/2}/√s``
@@ -186,6 +187,8 @@ def _covariance_eigen(feature_map, n_blocks, X):
 def _gram_eigen(feature_map, n_blocks, X):
     """Descending eigenpairs of ``Φ̃ᵀΦ̃/s`` through the ``s × s`` Gram (``D + 1 > s``)."""
     s, r = X.shape[0], feature_map.block_size
+    if not isinstance(X, torch.Tensor):  # sparse rows: the s ≤ SKETCH_ROWS rows, dense
+        X = X[0:s]
     gram = torch.full((s, s), INTERCEPT_FEATURE**2, dtype=torch.float64, device=X.device)  # c·cᵀ
     group = max(1, min(_CHUNK_FLOATS // (s * r),
                        _PARAM_BYTES // (feature_map.block_param_numel() * X.element_size())))

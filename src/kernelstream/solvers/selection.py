@@ -75,11 +75,13 @@ class Problem:
     #: no data parallelism: the batches are the whole global batch
     comm = None
 
-    def sketch(self, n_rows: int) -> torch.Tensor:
-        """``n_rows`` training rows drawn without replacement from ``(seed, 2³¹)``, dense."""
+    def sketch(self, n_rows: int):
+        """``n_rows`` training rows drawn without replacement from ``(seed, 2³¹)`` (a tensor,
+        or :class:`~.streams.SparseRows` kept sparse)."""
         sketch = torch.from_numpy(np.random.default_rng((self.seed, 2**31))
                                   .choice(self.n_train, n_rows, replace=False))
-        return self.X[self.index(sketch.to(self.X.device))]
+        rows = self.index(sketch.to(self.X.device))
+        return self.X.subset(rows) if hasattr(self.X, "subset") else self.X[rows]
 
     def batches(self, batch_size: int) -> Callable:
         """``batches(epoch) -> (n_batches, iterator of (X, y, weight))`` in batches of about

@@ -28,14 +28,16 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
+from ..data.base import unit_hash
 from ..losses import Loss
 from .preconditioned import FitResult, Preconditioner, validation_sums
 
 __all__ = ["SparseRows", "StreamProblem", "StreamValidation", "rows_of", "subset",
            "VALIDATION_CACHE_BYTES"]
 
-#: validation rows kept in memory after their first pass when their tensors take at most this
-VALIDATION_CACHE_BYTES = 64 * 2**20
+#: memory for the held-out rows of a stream, kept after their first pass (all of them when
+#: they fit, else a seeded uniform sample that does)
+VALIDATION_CACHE_BYTES = 128 * 2**20
 #: rows per chunk when the validation rows are read
 VALIDATION_CHUNK_ROWS = 4096
 
@@ -106,49 +108,74 @@ def _cat(batches: list[tuple]) -> tuple:
 
 @dataclass
 class StreamValidation:
-    """The validation loss over the chunks of ``readers`` (this rank's share): sums of
-    ``w·ℓ`` and of ``w`` added over the readers and, with ``comm``, over ranks. Kept in memory
-    after the first pass when the tensors take at most ``VALIDATION_CACHE_BYTES``."""
+    """The validation loss of a stream's held-out rows (this rank's share of them).
+
+    The first evaluation reads ``readers`` once and keeps their rows in memory — all of them
+    when they fit in ``VALIDATION_CACHE_BYTES``, else the rows whose ``hash(row id, seed)``
+    falls below ``τ = budget / (n_rows · bytes per row)``, a seeded uniform sample of about
+    the budget (the same rows whatever the sharding) — and later evaluations read only those.
+    Sums of ``w·ℓ`` and ``w`` are added over the rows and, with ``comm``, over ranks.
+
+    Parameters
+    ----------
+    readers : sequence of Source
+        The held-out rows this process reads.
+    convert : callable
+        ``Chunk -> (X, y, weight)`` tensors.
+    n_rows : int
+        Held-out rows of the whole group (all ranks).
+    row_bytes : int
+        Bytes of one converted row (``X``, target and weight).
+    seed : int
+        Seeds the sample's hash.
+    comm : Communicator or None
+    """
 
     readers: Sequence
     convert: Callable
+    n_rows: int
+    row_bytes: int
+    seed: int = 0
     comm: object | None = None
     _cache: list | None = None
-    _cacheable: bool = True
+
+    @property
+    def kept_fraction(self) -> float:
+        """``τ``: the share of the held-out rows the validation loss is computed on."""
+        return min(1.0, VALIDATION_CACHE_BYTES / max(1, self.n_rows * self.row_bytes))
 
     def _batches(self) -> Iterator[tuple]:
         if self._cache is not None:
             yield from self._cache
             return
-        kept, size = [], 0
+        kept, fraction = [], self.kept_fraction
         for reader in self.readers:
             for chunk in reader.rechunked(VALIDATION_CHUNK_ROWS).chunks(0):
-                batch = self.convert(chunk)
-                size += sum(t.numel() * t.element_size() for t in batch)
-                if self._cacheable and size <= VALIDATION_CACHE_BYTES:
-                    kept.append(batch)
-                yield batch
-        if self._cacheable and size <= VALIDATION_CACHE_BYTES:
-            self._cache = kept
-        self._cacheable = False
+                if fraction < 1:
+                    keep = unit_hash(chunk.row_ids, self.seed) < fraction
+                    chunk = type(chunk)(*(None if v is None else v[keep] for v in chunk))
+                if len(chunk.row_ids):
+                    kept.append(self.convert(chunk))
+                    yield kept[-1]
+        self._cache = kept
 
     def losses(self, feature_map, n_blocks: int, theta: torch.Tensor, loss: Loss,
                n_alphas: int) -> torch.Tensor:
         """Weighted mean validation loss per column ``(A,)``, float64, the same on every rank."""
         total = torch.zeros(n_alphas, dtype=torch.float64, device=theta.device)
-        weight = torch.zeros((), dtype=torch.float64, device=theta.device)
+        weight = torch.zeros(1, dtype=torch.float64, device=theta.device)
         batches = self._batches() if self.comm is None else self.comm.guarded(self._batches())
         for X, y, w in batches:
             part, part_weight = validation_sums(feature_map, n_blocks, X, y, w, theta, loss, n_alphas)
             total += part
             weight += part_weight
         if self.comm is not None:
-            total, weight = self.comm.checked_sum(total, weight.reshape(1))
-        if not float(weight.sum()) > 0:
+            total, weight = self.comm.checked_sum(total, weight)
+        if not float(weight) > 0:
             raise ValueError("The validation rows of the stream all have sample_weight 0, so "
                              "they cannot score the model; give them weight, or set "
                              "early_stopping=False with numbers for sigma and alpha.")
-        return total / weight.sum()
+        return total / weight
 
 
 @dataclass
@@ -193,11 +220,11 @@ class StreamProblem:
     def n_train(self) -> int:
         return int(sum(self.reader_rows))
 
-    def sketch(self, n_rows: int) -> torch.Tensor:
-        """``n_rows`` (at most the sample's) rows of the in-memory sample, dense."""
-        n = len(self.sample) if isinstance(self.sample, SparseRows) else self.sample.shape[0]
+    def sketch(self, n_rows: int):
+        """``n_rows`` (at most the sample's) rows of the in-memory sample."""
+        n = self.sample.shape[0]
         chosen = np.random.default_rng((self.seed, 2**31)).choice(n, min(n_rows, n), replace=False)
-        return self.sample[torch.from_numpy(chosen)]
+        return subset(self.sample, torch.from_numpy(chosen).to(self.sample.device))
 
     def batches(self, batch_size: int) -> Callable:
         """``batches(epoch) -> (steps, iterator)``: each reader hands out chunks of
