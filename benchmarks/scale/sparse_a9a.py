@@ -115,7 +115,7 @@ def main(argv=None) -> list[dict]:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a fixed small model (seconds)")
-    parser.add_argument("--out", type=Path, default=RESULTS / "scale")
+    parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     params = QUICK_PARAMS if args.quick else {}
     with tempfile.TemporaryDirectory() as folder:

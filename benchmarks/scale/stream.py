@@ -10,16 +10,19 @@ by pyarrow in blocks (CSV or Parquet). Each measurement runs in fresh processes,
   one process and with two (``torchrun --nproc_per_node=2``, each rank streaming its shard);
 - **memory**: ``DSGClassifier(n_components=2048, max_iter=1)`` (bandwidth and α raced on the
   sample, early stopping on the held-out rows) on the whole file, the process's RSS sampled
-  every ``SAMPLE_S`` seconds by the parent (psutil); peak against ``RSS_LIMIT``.
+  every ``SAMPLE_S`` seconds by the parent (psutil); its peak (``ru_maxrss``) against
+  ``RSS_LIMIT``.
 
     python -m benchmarks.scale.stream --size-gb 5 --format csv      # the issue's measurement
     python -m benchmarks.scale.stream --quick --out /tmp/b          # a 2 MB file (seconds)
+    python -m benchmarks.scale.stream --size-gb 0.5 --measure memory # the memory run alone
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import resource
 import socket
 import subprocess
 import sys
@@ -98,7 +101,8 @@ def worker(params: str, path: str, out: str, world_size: int) -> None:
     start = time.perf_counter()
     model.fit(source)
     result = dict(seconds=time.perf_counter() - start, epoch_ends=[t - start for t in epochs],
-                  n_components=model.n_components_, sigma=model.sigma_, alpha=model.alpha_)
+                  n_components=model.n_components_, sigma=model.sigma_, alpha=model.alpha_,
+                  max_rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
     if rank == 0:
         Path(out).write_text(json.dumps(result))
     if world_size > 1:
@@ -138,16 +142,19 @@ def launch(mode: str, params: dict, path: Path, world_size: int, folder: Path) -
     return json.loads(out.read_text()), timeline
 
 
-def measure(path: Path, n_rows: int, folder: Path, models: dict) -> dict:
-    """Throughput with 1 and 2 processes, then the memory run (module docstring)."""
+def measure(path: Path, n_rows: int, folder: Path, models: dict, parts: str = "all") -> dict:
+    """Throughput with 1 and 2 processes, then the memory run (module docstring); ``parts``:
+    "all", "throughput" or "memory"."""
     results = {}
-    for world_size in (1, 2):
+    for world_size in (1, 2) if parts in ("all", "throughput") else ():
         result, _ = launch("throughput", models["throughput"], path, world_size, folder)
         epoch = result["epoch_ends"][1] - result["epoch_ends"][0]
         results[f"throughput_{world_size}"] = dict(result, epoch_seconds=epoch,
                                                    rows_per_second=n_rows / epoch)
-    result, timeline = launch("memory", models["memory"], path, 1, folder)
-    results["memory"] = dict(result, timeline=timeline, peak=max(rss for _, rss in timeline))
+    if parts in ("all", "memory"):
+        result, timeline = launch("memory", models["memory"], path, 1, folder)
+        sampled = max((rss for _, rss in timeline), default=0)
+        results["memory"] = dict(result, timeline=timeline, peak=max(sampled, result["max_rss"]))
     return results
 
 
@@ -167,23 +174,29 @@ def plot(timeline: list, path: Path, title: str) -> None:
     plt.close(fig)
 
 
+def _model(params: dict) -> str:
+    return f"`DSGClassifier({', '.join(f'{k}={v!r}' for k, v in params.items())})`"
+
+
 def report(results: dict, n_rows: int, size: int, file_format: str, models: dict, out: Path) -> Path:
     MB = 2**20
-    memory = results["memory"]
+    lines = [f"A generated {file_format.upper()} file: {n_rows:,} rows of {D_FEATURES} features "
+             f"and a label, {size / 2**30:.2f} GiB. Fresh processes, one thread each.", ""]
     rows = [(f"{k[-1]} process{'es' if k[-1] == '2' else ''}", f"{r['epoch_seconds']:.1f}",
              f"{r['rows_per_second']:,.0f}") for k, r in results.items() if k.startswith("through")]
-    lines = [f"A generated {file_format.upper()} file: {n_rows:,} rows of {D_FEATURES} features "
-             f"and a label, {size / 2**30:.2f} GiB. Fresh processes, one thread each.", "",
-             "**Throughput** of the second epoch (reading, parsing and training): "
-             f"`DSGClassifier({', '.join(f'{k}={v!r}' for k, v in models['throughput'].items())})`; "
-             "two processes: `torchrun --nproc_per_node=2`, each rank streaming its shard.", ""]
-    lines += markdown_table(["processes", "epoch (s)", "rows/s"], rows)
-    lines += ["", f"**Memory** of `DSGClassifier({', '.join(f'{k}={v!r}' for k, v in models['memory'].items())})` "
-              f"streaming the file (first pass, race on the sample, one epoch, validation): "
-              f"peak RSS {memory['peak'] / MB:.0f} MB (limit {RSS_LIMIT / MB:.0f} MB) over "
-              f"{memory['seconds']:.0f} s; {memory['n_components']} features, sigma "
-              f"{memory['sigma']:.3g}, alpha {memory['alpha']:g}. RSS over time: `stream_memory.png`."]
-    plot(memory["timeline"], out / "stream_memory.png", f"RSS streaming {size / 2**30:.2f} GiB")
+    if rows:
+        lines += ["**Throughput** of the second epoch (reading, parsing and training): "
+                  f"{_model(models['throughput'])}; two processes: `torchrun "
+                  "--nproc_per_node=2`, each rank streaming its shard.", ""]
+        lines += markdown_table(["processes", "epoch (s)", "rows/s"], rows) + [""]
+    memory = results.get("memory")
+    if memory:
+        lines += [f"**Memory** of {_model(models['memory'])} streaming the file (first pass, race "
+                  f"on the sample, one epoch, validation): peak RSS {memory['peak'] / MB:.0f} MB "
+                  f"(limit {RSS_LIMIT / MB:.0f} MB) over {memory['seconds']:.0f} s; "
+                  f"{memory['n_components']} features, sigma {memory['sigma']:.3g}, alpha "
+                  f"{memory['alpha']:g}.", "", "![RSS over time](stream_memory.png)"]
+        plot(memory["timeline"], out / "stream_memory.png", f"RSS streaming {size / 2**30:.2f} GiB")
     return write_report(out / "stream.md", "Streaming at scale (issue 17, item 4 (d))", lines,
                         command=command_line(), threads=1)
 
@@ -193,8 +206,9 @@ def main(argv=None) -> dict:
     parser.add_argument("--size-gb", type=float, default=5.0)
     parser.add_argument("--format", choices=["csv", "parquet"], default="csv")
     parser.add_argument("--quick", action="store_true", help="a 2 MB file, small models (seconds)")
-    parser.add_argument("--out", type=Path, default=RESULTS / "scale")
+    parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--folder", type=Path, default=None, help="where the file is written")
+    parser.add_argument("--measure", choices=["all", "throughput", "memory"], default="all")
     parser.add_argument("--worker", nargs=3, metavar=("MODE", "PATH", "OUT"), help=argparse.SUPPRESS)
     parser.add_argument("--world-size", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -209,7 +223,7 @@ def main(argv=None) -> dict:
         n_rows = generate(path, size, args.format, block_rows)
         on_disk = sum(p.stat().st_size for p in Path(folder).glob(f"data*.{args.format}"))
         pattern = path if args.format == "csv" else Path(folder) / f"data*.{args.format}"
-        results = measure(pattern, n_rows, Path(folder), models)
+        results = measure(pattern, n_rows, Path(folder), models, args.measure)
     (args.out / "stream.json").write_text(json.dumps(results))
     print(report(results, n_rows, on_disk, args.format, models, args.out).read_text())
     return results

@@ -186,3 +186,17 @@ def test_density_ratio_accepts_two_sources():
     streamed = DSGDensityRatio(random_state=0).fit(open_source(P), open_source(Q))
     arrays = DSGDensityRatio(random_state=0).fit(P, Q)
     np.testing.assert_array_equal(streamed.log_ratio(P), arrays.log_ratio(P))
+
+
+def test_warm_start_on_a_stream_continues_and_refuses_new_labels(tmp_path):
+    X, y = _moons(2000)
+    params = dict(sigma=0.5, n_components=256, max_iter=2, tol=None, warm_start=True, **SMALL)
+    model = DSGClassifier(**params).fit(open_source(X, y, **STREAM))
+    first = (model.sigma_, model.alpha_, model.n_components_, model.best_validation_score_)
+    model.fit(open_source(X, y, **STREAM))
+    assert (model.sigma_, model.alpha_, model.n_components_) == first[:3]
+    assert model.best_validation_score_ >= first[3] - 1e-2 * abs(first[3])
+    path = tmp_path / "new.csv"
+    _csv(path, X, np.where(np.arange(len(y)) == 5, 7, y))
+    with pytest.raises(ValueError, match=r"new\.csv, line 6: label 7\.0 is not in classes_"):
+        model.fit(open_source(path, label=-1, **STREAM))

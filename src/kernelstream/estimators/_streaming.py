@@ -144,6 +144,15 @@ def _class_weight_vector(estimator, stats) -> np.ndarray | None:
     return estimator._class_weights(one_each)[np.argsort(estimator._class_index(one_each))]
 
 
+def check_labels_known(whole: Source, stats, known: np.ndarray, name: str) -> None:
+    """Refuse a label of the first pass outside ``known``, naming a row that holds it."""
+    unknown = np.flatnonzero(~np.isin(stats.classes, known))
+    if len(unknown):
+        raise ValueError(f"{whole.locate(stats.example_ids[unknown[0]])}: label "
+                         f"{stats.classes[unknown[0]].item()!r} is not in {name}="
+                         f"{known.tolist()}; declare every label.")
+
+
 def _start_labels(estimator, whole: Source, stats, classes) -> None:
     """Fit the label set (or the target scaling) from the first pass."""
     kind = _label_kind(estimator)
@@ -159,12 +168,7 @@ def _start_labels(estimator, whole: Source, stats, classes) -> None:
         estimator.y_scale_ = np.where(std > 0, std, 1.0)
         return
     if classes is not None:
-        declared = np.unique(np.asarray(classes))
-        unknown = np.flatnonzero(~np.isin(stats.classes, declared))
-        if len(unknown):
-            raise ValueError(f"{whole.locate(stats.example_ids[unknown[0]])}: label "
-                             f"{stats.classes[unknown[0]].item()!r} is not in classes="
-                             f"{declared.tolist()}; declare every label.")
+        check_labels_known(whole, stats, np.unique(np.asarray(classes)), "classes")
     estimator._check_targets(sample.y, first=True,
                              classes=stats.classes if classes is None else classes)
     estimator._check_fit_targets(stats.classes[stats.positive > 0],
@@ -257,6 +261,8 @@ def fit_preconditioned_stream(estimator, data, classes=None):
         stats = first_pass(readers, comm, holdout, split_seed, split_seed + 1,
                            (SAMPLE_ROWS, VALIDATION_SAMPLE_ROWS), _label_kind(estimator))
         if warm:
+            if _label_kind(estimator) == "classes":
+                check_labels_known(whole, stats, estimator.classes_, "classes_")
             theta, feature_map = estimator._theta(), estimator.expansion_.feature_map
             alphas, J = [estimator.alpha_], estimator.expansion_.n_blocks
             max_blocks = J
