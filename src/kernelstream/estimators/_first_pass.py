@@ -51,7 +51,7 @@ def take(chunk: Chunk, index) -> Chunk:
 
 class Reservoir:
     """The ``size`` rows of smallest ``unit_hash(row_id, seed)`` seen so far (ties by id).
-    Rows wait until twice ``size`` are held, then the smallest ``size`` are kept: O(1) per row."""
+    Rows wait until a quarter more than ``size`` are held, then the smallest ``size`` are kept."""
 
     def __init__(self, size: int, seed: int):
         self.size, self.seed = size, seed
@@ -63,7 +63,7 @@ class Reservoir:
             return
         self.pending.append(chunk)
         self.held += len(chunk.row_ids)
-        if self.held > 2 * max(self.size, 1024):
+        if self.held > self.size + self.size // 4 + 1024:  # a quarter's slack: O(log) per row
             self._prune()
 
     def _prune(self) -> Chunk | None:

@@ -3,13 +3,14 @@
 **Default solver** (:func:`fit_preconditioned_stream`, ``DSGRegressor``/``DSGClassifier``):
 
 1. a first pass (:mod:`._first_pass`): rows, classes (or the ones declared with ``classes=``)
-   and target moments, and a seeded sample of ``SAMPLE_ROWS`` training and
-   ``VALIDATION_SAMPLE_ROWS`` held-out rows;
+   and target moments, a seeded sample of ``SAMPLE_ROWS`` training rows, and the held-out rows
+   (all of them when they fit in ``VALIDATION_BYTES``, else the seeded uniform sample of them
+   that does), kept in memory;
 2. the model selection of the in-memory fit (bandwidth race or cross-validation) on that sample,
    in memory;
 3. feature growth and the epochs of preconditioned SGD reading the stream: each epoch reads the
-   training rows in chunks of one batch, the validation rows (held out by the hash of each row's
-   id, ``Source.split``) are read for the validation loss (kept in memory when small).
+   training rows in chunks of one batch; the held-out rows (by the hash of each row's id, the
+   rule of ``Source.split``) score each epoch from memory.
 
 Memory is the sample, a batch, the shuffle buffer and the model, not the data. With a shard of
 a source (``source.shard(rank, world_size)``, under ``torch.distributed``) the same fit is
@@ -46,8 +47,12 @@ __all__ = ["is_source", "fit_preconditioned_stream", "fit_one_pass_stream", "fit
 #: training rows of the in-memory sample (model selection, preconditioner sketches): the race's
 #: two rungs (4096 rows, then 16384) are those of the in-memory fit
 SAMPLE_ROWS = 16384
-#: held-out rows of the sample that score the race
+#: held-out rows that score the race (the first of the held-out sample)
 VALIDATION_SAMPLE_ROWS = 4096
+#: memory (as the solver's tensors) for the held-out rows that score each epoch
+VALIDATION_BYTES = 32 * 2**20
+#: rows per batch of the held-out rows
+VALIDATION_BATCH_ROWS = 4096
 
 
 def is_source(data) -> bool:
@@ -190,6 +195,7 @@ def _sample_problem(estimator, stats, convert: ChunkConverter) -> tuple[Problem,
     """The sample as in-memory problems: training rows with the held-out sample as
     validation, and every sampled row (for cross-validation)."""
     train, held = stats.samples[0].sample(), stats.samples[1].sample()
+    held = None if held is None else take(held, slice(0, VALIDATION_SAMPLE_ROWS))
     X, y, w = convert(train, dense=False)
     validation = None if held is None or not len(held.row_ids) else convert(held, dense=False)
     if validation is None and estimator._needs_race():
@@ -223,24 +229,37 @@ def _select_on_sample(estimator, stats, convert: ChunkConverter, comm: Communica
     return feature_map, alphas, J, max_blocks
 
 
+def _validation(held, convert: ChunkConverter, comm: Communicator) -> StreamValidation:
+    """The held-out rows in memory, this rank's share of them (a slice), in batches."""
+    share = np.array_split(np.arange(len(held.row_ids)), comm.world_size)[comm.rank]
+    batches = [convert(take(held, rows), dense=False)
+               for rows in np.array_split(share, max(1, -(-len(share) // VALIDATION_BATCH_ROWS)))]
+    return StreamValidation(batches, comm if comm.world_size > 1 else None)
+
+
 def _stream_problem(estimator, readers, holdout, split_seed, stats, convert, comm) -> StreamProblem:
-    """The training stream: readers of the training rows, validation readers, the sample."""
+    """The training stream: readers of the training rows, the held-out rows, the sample."""
     train = [r.split(holdout, split_seed)[0] for r in readers] if holdout else list(readers)
-    parallel = comm if comm.world_size > 1 else None
-    sample = stats.samples[0].sample()
-    row_bytes = sum(t[0].numel() * t.element_size() for t in convert(take(sample, slice(0, 1))))
-    validation = (StreamValidation([r.split(holdout, split_seed)[1] for r in readers], convert,
-                                   n_rows=sum(val for _, val in stats.reader_rows),
-                                   row_bytes=row_bytes, seed=split_seed + 2, comm=parallel)
-                  if holdout else None)
+    sample, held = stats.samples[0].sample(), stats.samples[1].sample()
+    if holdout and (held is None or not len(held.row_ids)):
+        raise ValueError("The stream has too few rows to hold out validation_fraction="
+                         f"{estimator.validation_fraction}; pass more rows, or set "
+                         "early_stopping=False with numbers for sigma and alpha.")
     return StreamProblem(
         readers=train, reader_rows=[rows for rows, _ in stats.reader_rows], convert=convert,
-        sample=convert(sample, dense=False)[0], validation=validation,
+        sample=convert(sample, dense=False)[0],
+        validation=_validation(held, convert, comm) if holdout else None,
         loss=estimator._make_loss(), n_outputs=estimator._n_outputs(),
         batch_size=min(estimator.batch_size, max(1, stats.n_train)),
         seed=estimator.seed_ % 2**32,
         empty_batch=tuple(t[:0] for t in convert(take(sample, slice(0, 1)))),
-        comm=parallel)
+        comm=comm if comm.world_size > 1 else None)
+
+
+def _held_out_rows(estimator, whole: Source) -> int:
+    """How many held-out rows the first pass keeps: as many as ``VALIDATION_BYTES`` holds."""
+    row_bytes = (whole.n_features + 2) * torch.empty((), dtype=estimator._torch_dtype()).element_size()
+    return max(VALIDATION_SAMPLE_ROWS, VALIDATION_BYTES // row_bytes)
 
 
 def fit_preconditioned_stream(estimator, data, classes=None):
@@ -259,7 +278,7 @@ def fit_preconditioned_stream(estimator, data, classes=None):
         holdout = estimator.validation_fraction if needs_holdout else None
         split_seed = seed % 2**31
         stats = first_pass(readers, comm, holdout, split_seed, split_seed + 1,
-                           (SAMPLE_ROWS, VALIDATION_SAMPLE_ROWS), _label_kind(estimator))
+                           (SAMPLE_ROWS, _held_out_rows(estimator, whole)), _label_kind(estimator))
         if warm:
             if _label_kind(estimator) == "classes":
                 check_labels_known(whole, stats, estimator.classes_, "classes_")

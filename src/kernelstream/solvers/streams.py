@@ -10,7 +10,8 @@ from tensors in memory; this module answers
   sources (``kernelstream.data``), one chunk per source per step. With data parallelism each
   rank reads its shard and a communicator sums the step's statistics over ranks; one process
   reading every shard in lock step takes the same global batches (the reference a
-  data-parallel fit is compared with).
+  data-parallel fit is compared with). The held-out rows are in memory
+  (:class:`StreamValidation`), their losses summed over ranks.
 
 The solvers stay free of scikit-learn: a stream's chunks become tensors through a ``convert``
 function the estimator supplies (label encoding, weights, device).
@@ -28,18 +29,11 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-from ..data.base import unit_hash
 from ..losses import Loss
 from .preconditioned import FitResult, Preconditioner, validation_sums
 
-__all__ = ["SparseRows", "StreamProblem", "StreamValidation", "rows_of", "subset",
-           "VALIDATION_CACHE_BYTES"]
+__all__ = ["SparseRows", "StreamProblem", "StreamValidation", "rows_of", "subset"]
 
-#: memory for the held-out rows of a stream, kept after their first pass (all of them when
-#: they fit, else a seeded uniform sample that does)
-VALIDATION_CACHE_BYTES = 128 * 2**20
-#: rows per chunk when the validation rows are read
-VALIDATION_CHUNK_ROWS = 4096
 
 
 class SparseRows:
@@ -108,64 +102,26 @@ def _cat(batches: list[tuple]) -> tuple:
 
 @dataclass
 class StreamValidation:
-    """The validation loss of a stream's held-out rows (this rank's share of them).
-
-    The first evaluation reads ``readers`` once and keeps their rows in memory — all of them
-    when they fit in ``VALIDATION_CACHE_BYTES``, else the rows whose ``hash(row id, seed)``
-    falls below ``τ = budget / (n_rows · bytes per row)``, a seeded uniform sample of about
-    the budget (the same rows whatever the sharding) — and later evaluations read only those.
-    Sums of ``w·ℓ`` and ``w`` are added over the rows and, with ``comm``, over ranks.
+    """The validation loss of held-out rows kept in memory in batches (this rank's share of
+    them): sums of ``w·ℓ`` and ``w`` over the batches and, with ``comm``, over ranks, so every
+    rank gets the loss of all the rows.
 
     Parameters
     ----------
-    readers : sequence of Source
-        The held-out rows this process reads.
-    convert : callable
-        ``Chunk -> (X, y, weight)`` tensors.
-    n_rows : int
-        Held-out rows of the whole group (all ranks).
-    row_bytes : int
-        Bytes of one converted row (``X``, target and weight).
-    seed : int
-        Seeds the sample's hash.
+    batches : list of tuple
+        ``(X, y, weight)``: ``X`` a tensor or :class:`SparseRows` (densified a batch at a time).
     comm : Communicator or None
     """
 
-    readers: Sequence
-    convert: Callable
-    n_rows: int
-    row_bytes: int
-    seed: int = 0
+    batches: list
     comm: object | None = None
-    _cache: list | None = None
-
-    @property
-    def kept_fraction(self) -> float:
-        """``τ``: the share of the held-out rows the validation loss is computed on."""
-        return min(1.0, VALIDATION_CACHE_BYTES / max(1, self.n_rows * self.row_bytes))
-
-    def _batches(self) -> Iterator[tuple]:
-        if self._cache is not None:
-            yield from self._cache
-            return
-        kept, fraction = [], self.kept_fraction
-        for reader in self.readers:
-            for chunk in reader.rechunked(VALIDATION_CHUNK_ROWS).chunks(0):
-                if fraction < 1:
-                    keep = unit_hash(chunk.row_ids, self.seed) < fraction
-                    chunk = type(chunk)(*(None if v is None else v[keep] for v in chunk))
-                if len(chunk.row_ids):
-                    kept.append(self.convert(chunk))
-                    yield kept[-1]
-        self._cache = kept
 
     def losses(self, feature_map, n_blocks: int, theta: torch.Tensor, loss: Loss,
                n_alphas: int) -> torch.Tensor:
         """Weighted mean validation loss per column ``(A,)``, float64, the same on every rank."""
         total = torch.zeros(n_alphas, dtype=torch.float64, device=theta.device)
         weight = torch.zeros(1, dtype=torch.float64, device=theta.device)
-        batches = self._batches() if self.comm is None else self.comm.guarded(self._batches())
-        for X, y, w in batches:
+        for X, y, w in self.batches:
             part, part_weight = validation_sums(feature_map, n_blocks, X, y, w, theta, loss, n_alphas)
             total += part
             weight += part_weight
