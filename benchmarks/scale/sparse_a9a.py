@@ -1,7 +1,7 @@
 """a9a read as CSR from LIBSVM text files against the dense array: test error and peak memory.
 
 The training set is written to two LIBSVM files and the test set to one. Three fits of the same
-``DSGClassifier``, each in a fresh process (peak RSS is the process's ``ru_maxrss``):
+``DSGClassifier``, each in a fresh process (peak RSS: its ``VmHWM``):
 
 - ``dense``: the files read with scikit-learn's ``load_svmlight_file``, densified, ``fit(X, y)``;
 - ``csr``: the same CSR matrix, ``fit(X, y)`` (kept sparse: densified one batch at a time);
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import subprocess
 import sys
 import time
@@ -25,6 +24,7 @@ import numpy as np
 
 from benchmarks.common.data import RESULTS, ROOT, official_split
 from benchmarks.common.report import command_line, markdown_table, write_report
+from benchmarks.scale.memory import peak_rss, rss
 
 MODES = ("dense", "csr", "stream")
 #: --quick: a fixed model (no race, no growth), a few epochs, on every row
@@ -43,10 +43,6 @@ def write_files(folder: Path) -> None:
     dump_svmlight_file(X_test, y_test, str(folder / "test.svm"), zero_based=False)
 
 
-def _rss() -> int:
-    return int(Path("/proc/self/statm").read_text().split()[1]) * resource.getpagesize()
-
-
 def _load(paths):
     import scipy.sparse as sp
     from sklearn.datasets import load_svmlight_file
@@ -63,7 +59,7 @@ def child(mode: str, folder: Path, params: dict) -> dict:
     from kernelstream import DSGClassifier
     from kernelstream.data import open_source
 
-    after_imports = _rss()
+    after_imports = rss()
     model = DSGClassifier(random_state=0, **params)
     start = time.perf_counter()
     if mode == "stream":
@@ -78,7 +74,7 @@ def child(mode: str, folder: Path, params: dict) -> dict:
     X_test, y_test = _load([folder / "test.svm"])
     error = 1 - model.score(X_test.toarray() if mode == "dense" else X_test, y_test)
     return dict(mode=mode, error=error, seconds=seconds, data_bytes=data_bytes,
-                peak=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+                peak=peak_rss(),
                 after_imports=after_imports, n_components=model.n_components_,
                 sigma=model.sigma_, alpha=model.alpha_)
 

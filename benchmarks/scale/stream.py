@@ -10,7 +10,7 @@ by pyarrow in blocks (CSV or Parquet). Each measurement runs in fresh processes,
   one process and with two (``torchrun --nproc_per_node=2``, each rank streaming its shard);
 - **memory**: ``DSGClassifier(n_components=2048, max_iter=1)`` (bandwidth and α raced on the
   sample, early stopping on the held-out rows) on the whole file, the process's RSS sampled
-  every ``SAMPLE_S`` seconds by the parent (psutil); its peak (``ru_maxrss``) against
+  every ``SAMPLE_S`` seconds by the parent (psutil); its peak (``VmHWM``) against
   ``RSS_LIMIT``.
 
     python -m benchmarks.scale.stream --size-gb 5 --format csv      # the measurement
@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import socket
 import subprocess
 import sys
@@ -34,6 +33,7 @@ import numpy as np
 
 from benchmarks.common.data import RESULTS, ROOT
 from benchmarks.common.report import command_line, markdown_table, write_report
+from benchmarks.scale.memory import peak_rss
 
 D_FEATURES = 16
 BLOCK_ROWS = 200_000
@@ -102,7 +102,7 @@ def worker(params: str, path: str, out: str, world_size: int) -> None:
     model.fit(source)
     result = dict(seconds=time.perf_counter() - start, epoch_ends=[t - start for t in epochs],
                   n_components=model.n_components_, sigma=model.sigma_, alpha=model.alpha_,
-                  max_rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+                  max_rss=peak_rss())
     if rank == 0:
         Path(out).write_text(json.dumps(result))
     if world_size > 1:
