@@ -10,7 +10,13 @@ CSV, Parquet (``pyarrow``), ``.npy`` memory maps and ``.npz`` archives, or array
 * ``source.split(validation_fraction, seed)``: ``(train, validation)`` by a hash of each row's
   stable id;
 * ``source.scan()``: the first pass (rows, ``n_features``, sorted classes);
-* ``source.take_rows(n, seed)``: a seeded sample of rows (for the bandwidth heuristic).
+* ``source.take_rows(n, seed)``: a seeded sample of rows (for the bandwidth heuristic);
+* ``source.blocks()``: the rows part by part in file order (a first pass), ``rechunked(rows)``,
+  ``unsharded()`` and ``locate(row_id)`` (the file and line of a row).
+
+Every estimator's ``fit`` takes a source (``fit(source)``); see
+:mod:`kernelstream.estimators._streaming` and, for data-parallel training,
+:mod:`kernelstream.distributed`.
 
 Examples
 --------

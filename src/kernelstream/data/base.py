@@ -320,6 +320,39 @@ class Source(ABC):
             self._cache["summary"] = summary
         return summary
 
+    def blocks(self, features: bool = True) -> Iterator[Chunk]:
+        """The rows of this source as read, part by part in file order, without the shuffle
+        buffer: the material of a first pass (class counts, target moments, a sample).
+        ``features=False`` lets readers that can skip ``X`` do so (``X`` is then None).
+
+        Yields
+        ------
+        Chunk
+            The rows of one read block (a part, or a slice of one).
+        """
+        for part in self._my_parts():
+            read = self._read(part) if features else self._read_labels(part)
+            for block in self._filtered(self._checked(read)):
+                yield _as_chunk(block)
+
+    def rechunked(self, chunk_rows: int) -> "Source":
+        """A copy of this source (shard and split kept) that hands out chunks of
+        ``chunk_rows`` rows; the shuffle buffer is kept, so only the cut changes."""
+        view = copy.copy(self)
+        view.chunk_rows = _check_integer("chunk_rows", chunk_rows, 1)
+        return view
+
+    def unsharded(self) -> "Source":
+        """The whole source this shard was cut from (splits kept): what every rank reads alike,
+        such as a seeded sample for the bandwidth heuristic."""
+        whole = copy.copy(self)
+        whole.rank, whole.world_size = 0, 1
+        return whole
+
+    def locate(self, row_id: int) -> str:
+        """Where row ``row_id`` is, for messages: "file.csv, line 12" (or the array and row)."""
+        return self._locate(int(row_id))
+
     # -- shared machinery ----------------------------------------------------------------
     def _my_parts(self) -> list[Part]:
         parts = self._plan(self.world_size)

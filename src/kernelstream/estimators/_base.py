@@ -246,6 +246,17 @@ class DSGBase(EstimatorState, BaseEstimator):
             yield
 
     @respects_n_jobs
+    def _fit_source(self, data, y=None, sample_weight=None, classes=None):
+        """``fit`` on a stream (a ``kernelstream.data`` source, a shard of one under
+        ``torch.distributed``, or a ShardGroup): :mod:`._streaming`."""
+        from ._streaming import check_arrays_absent, fit_one_pass_stream, fit_preconditioned_stream
+
+        check_arrays_absent(y, sample_weight)
+        if getattr(self, "solver", "one_pass") == "preconditioned":
+            return fit_preconditioned_stream(self, data, classes)
+        return fit_one_pass_stream(self, data, classes)
+
+    @respects_n_jobs
     def _fit(self, X, y, sample_weight=None):
         with self._unchanged_on_error():
             X, y, sample_weight = self._validated(X, y, sample_weight, first=True)

@@ -60,12 +60,13 @@ def parse_every(every) -> tuple[int | None, float | None]:
     return None, float(match.group(1)) * _UNITS[match.group(2)]
 
 
-def refuse_checkpoints(estimator, resume) -> None:
-    """A clear error for ``checkpoint`` or ``resume`` with the one-pass solver, which has none
-    (its ``partial_fit`` stream is checkpointed by ``save`` and :func:`kernelstream.load`)."""
+def refuse_checkpoints(estimator, resume, what: str = "the one-pass solver") -> None:
+    """A clear error for ``checkpoint`` or ``resume`` where the fit has none: the one-pass
+    solver (its ``partial_fit`` stream is checkpointed by ``save`` and
+    :func:`kernelstream.load`) and a fit on a stream source."""
     if resume is not None or estimator.checkpoint is not None:
-        raise ValueError("checkpoint and resume are for solver='preconditioned'; the one-pass "
-                         "solver has no checkpoints (a partial_fit stream resumes exactly from "
+        raise ValueError(f"checkpoint and resume are for solver='preconditioned' on arrays; "
+                         f"{what} has no checkpoints (a partial_fit stream resumes exactly from "
                          "model.save(path) and kernelstream.load(path)).")
 
 

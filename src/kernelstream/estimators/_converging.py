@@ -25,6 +25,7 @@ from ..features import kernel_class, make_feature_map, resolve_bandwidth
 from ..rng import draw_seed
 from ..solvers.preconditioned import INTERCEPT_FEATURE, EpochControl
 from ..solvers.selection import Problem, cross_validate, grow_features, race_bandwidths
+from ..solvers.streams import rows_of, subset
 from ._budget import max_feature_blocks
 from ._checkpointing import FitCheckpoint
 from ._progress import EpochProgress, closing
@@ -143,13 +144,13 @@ class ConvergingMixin:
     def _problem(self, X, y, weight, train_rows, val_rows) -> Problem:
         """The solver's view: the data as tensors once, the training rows by index."""
         dtype, device = self._torch_dtype(), self.device_
-        X_t = to_tensor(X, dtype, device)
+        X_t = rows_of(X, dtype, device, to_tensor)  # CSR stays sparse: densified per batch
         y_t = self._target_tensor(self._targets(y, X.shape[0]), device)
         w_t = torch.as_tensor(weight, dtype=dtype, device=device)
         validation = None
         if val_rows is not None:
             val = torch.as_tensor(val_rows, device=device)
-            validation = (X_t[val], y_t[val], w_t[val])
+            validation = (subset(X_t, val), y_t[val], w_t[val])
             if not float(validation[2].sum()) > 0:
                 raise ValueError(f"The {len(val_rows)} validation rows (validation_fraction="
                                  f"{self.validation_fraction}) all have sample_weight 0, so they "

@@ -24,6 +24,7 @@ from ._base import assign_parameters
 from ._labels import fit_or_check_labels
 from ._progress import StreamProgress, progress_bar
 from ._rollback import unchanged_on_error
+from ._streaming import check_arrays_absent, fit_aogd_stream, is_source
 
 __all__ = ["AOGDClassifier"]
 
@@ -166,8 +167,12 @@ class AOGDClassifier(EstimatorState, ClassifierMixin, BaseEstimator):
 
     # -- public API ----------------------------------------------------------------------
     @respects_n_jobs
-    def fit(self, X, y):
-        """``max_iter`` passes of Algorithm 1 over ``(X, y)`` from a fresh model."""
+    def fit(self, X, y=None):
+        """``max_iter`` passes of Algorithm 1 over ``(X, y)`` from a fresh model; ``X`` may be
+        a source of :mod:`kernelstream.data` (its labels inside; each pass reads its chunks)."""
+        if is_source(X):
+            check_arrays_absent(y)
+            return fit_aogd_stream(self, X)
         with self._unchanged_on_error():
             self._validate_params()
             X = self._validate_X(X, reset=True)

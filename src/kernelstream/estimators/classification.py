@@ -17,6 +17,7 @@ from ._base import DSGBase, assign_parameters, predict_in_row_chunks
 from ._checkpointing import refuse_checkpoints
 from ._converging import CONVERGING_CONSTRAINTS, ConvergingMixin
 from ._labels import fit_or_check_labels
+from ._streaming import is_source
 
 __all__ = ["DSGClassifier"]
 
@@ -120,9 +121,20 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
                  verbose=0, device="auto", dtype="float32", n_jobs=None):
         assign_parameters(self, locals())
 
-    def fit(self, X, y, sample_weight=None, *, resume=None):
+    def fit(self, X, y=None, sample_weight=None, *, classes=None, resume=None):
         """Fit on ``(X, y)`` for ``max_iter`` passes; ``resume`` as in :meth:`DSGRegressor.fit`
-        (a checkpoint of an interrupted fit on the same data with the same parameters)."""
+        (a checkpoint of an interrupted fit on the same data with the same parameters).
+
+        ``X`` may be a source of :mod:`kernelstream.data` (``y`` None): the fit streams it, with
+        ``classes`` (every label) declared up front or found by its first pass; a shard of one
+        under ``torch.distributed`` fits data-parallel (:mod:`kernelstream.distributed`).
+        """
+        if is_source(X):
+            refuse_checkpoints(self, resume, "a fit on a source")
+            return self._fit_source(X, y, sample_weight, classes)
+        if classes is not None:
+            raise ValueError("classes= goes with a source; with arrays the labels of y are the "
+                             "classes.")
         if self.solver == "one_pass":
             refuse_checkpoints(self, resume)
             return self._fit(X, y, sample_weight)
@@ -218,11 +230,10 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
         self.proba_temperature_ = None
         if self._loss_name() in ("logistic", "softmax"):
             return
-        if problem.validation is not None:
-            X, targets, weight = problem.validation
-        else:
-            rows = problem.index(torch.arange(min(problem.n_train, CALIBRATION_ROWS), device=problem.X.device))
-            X, targets, weight = problem.X[rows], problem.y[rows], problem.weight[rows]
+        held_out = _calibration_rows(problem)
+        if held_out is None:
+            return
+        X, targets, weight = held_out
         scores = predict_in_row_chunks(self.expansion_.predict, X, self._torch_dtype(), self.device_,
                                        self.expansion_.n_outputs)
         labels = self._class_index(targets.cpu().numpy())
@@ -251,3 +262,23 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
         if len(weighted) < 2:
             raise ValueError("fit needs rows of at least 2 classes with positive sample_weight; "
                              f"only class {weighted.tolist()} has any.")
+
+
+def _calibration_rows(problem) -> tuple | None:
+    """``(X, targets, weight)`` tensors to fit the temperature on: the validation rows (a
+    stream's held-out batches joined), else up to ``CALIBRATION_ROWS`` training rows; None when
+    they are not dense tensors in memory (then ``predict_proba`` says so)."""
+    validation = problem.validation
+    if isinstance(validation, tuple):
+        parts = validation
+    elif validation is not None:
+        batches = list(getattr(validation, "batches", ()))
+        if not batches or not all(isinstance(b[0], torch.Tensor) for b in batches):
+            return None
+        parts = tuple(torch.cat(column) for column in zip(*batches))
+    elif isinstance(getattr(problem, "X", None), torch.Tensor):
+        rows = problem.index(torch.arange(min(problem.n_train, CALIBRATION_ROWS), device=problem.X.device))
+        parts = problem.X[rows], problem.y[rows], problem.weight[rows]
+    else:
+        return None
+    return parts if isinstance(parts[0], torch.Tensor) else None

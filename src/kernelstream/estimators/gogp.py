@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import scipy.sparse as sp
 import torch
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import check_random_state
@@ -27,6 +28,7 @@ from ..rng import draw_seed
 from ._base import assign_parameters
 from ._progress import StreamProgress, progress_bar
 from ._rollback import unchanged_on_error
+from ._streaming import arrays_of
 
 __all__ = ["GoGPRegressor"]
 
@@ -159,8 +161,16 @@ class GoGPRegressor(EstimatorState, RegressorMixin, BaseEstimator):
 
     # -- public API -----------------------------------------------------------------------
     @respects_n_jobs
-    def fit(self, X, y):
-        """Warm start on the first ``warmup_fraction`` fraction, then one online pass over the rest."""
+    def fit(self, X, y=None):
+        """Warm start on the first ``warmup_fraction`` fraction, then one online pass over the rest.
+
+        ``X`` may be a source of :mod:`kernelstream.data`, read whole in file order (the warm
+        start takes its first rows).
+        """
+        X, y, weight = arrays_of(X, y)
+        if weight is not None:
+            raise ValueError("GoGPRegressor takes no sample weights; open the source without "
+                             "weight=.")
         with self._unchanged_on_error():
             self._validate_params()
             self._check_params()
@@ -307,14 +317,20 @@ class GoGPRegressor(EstimatorState, RegressorMixin, BaseEstimator):
 
     def _validate(self, X, y, *, reset: bool):
         """Rows and targets as float64, with squared distances that stay finite."""
-        X, y = validate_data(self, X, y, reset=reset, dtype=np.float64, y_numeric=True)
+        X, y = validate_data(self, X, y, reset=reset, dtype=np.float64, y_numeric=True,
+                             accept_sparse="csr")
         check_magnitude(X, np.float64)
-        return X, y
+        return (X.toarray() if sp.issparse(X) else X), y  # learnt row by row: held dense
 
     def _validate_rows(self, X):
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = validate_data(self, X, reset=False, dtype=np.float64, accept_sparse="csr")
         check_magnitude(X, np.float64)
-        return X
+        return X.toarray() if sp.issparse(X) else X
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
 
     def _learn_rows(self, Xt: torch.Tensor, z: np.ndarray) -> None:
         """Predict-then-learn each row; ``n_total`` (the paper's N) counts them, and is put back

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import psutil
 import torch
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
@@ -16,6 +17,7 @@ from .._device import resolve_device, resolve_dtype, to_tensor
 from .._validation import Integral, Interval, Real, StrOptions, check_magnitude
 from ..expansion import Expansion
 from ..features import build_feature_map, make_feature_map, resolve_bandwidth
+from ._streaming import arrays_of
 from ..solvers.gp_dual import (kernel_in_chunks, nystrom_factors,
                                nystrom_preconditioner, posterior_from_duals, safe_step_size,
                                solve_dual)
@@ -238,16 +240,23 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
 
     # -- public API -----------------------------------------------------------------------
     @respects_n_jobs
-    def fit(self, X, y, X_variance=None):
+    def fit(self, X, y=None, X_variance=None):
         """Hyper-parameters (what is "auto") and the posterior of the GP on ``(X, y)``.
 
         ``X_variance`` (route (a)): the points where the variance is wanted; with
-        ``variance_method="auto"`` giving it selects route (a), otherwise route (c).
+        ``variance_method="auto"`` giving it selects route (a), otherwise route (c). ``X`` may
+        be a source of :mod:`kernelstream.data` (read whole: the posterior needs every row)
+        or sparse (densified: the solver holds ``X``).
         """
+        X, y, weight = arrays_of(X, y)
+        if weight is not None:
+            raise ValueError("DSGGaussianProcessRegressor takes no sample weights; open the "
+                             "source without weight=.")
         with unchanged_on_error(self):
             self._validate_params()
             X, y = validate_data(self, X, y, reset=True, dtype=np.float64, y_numeric=True,
-                                 multi_output=True)
+                                 multi_output=True, accept_sparse="csr")
+            X = X.toarray() if sp.issparse(X) else X
             check_magnitude(X, np.dtype(self.dtype))
             if X_variance is not None:
                 if self.variance_method not in ("auto", "targets"):
@@ -516,7 +525,8 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
 
     # -- validation -----------------------------------------------------------------------
     def _check_test_points(self, X, name: str) -> np.ndarray:
-        X = check_array(X, dtype=np.float64, input_name=name)
+        X = check_array(X, dtype=np.float64, input_name=name, accept_sparse="csr")
+        X = X.toarray() if sp.issparse(X) else X
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"{name} has {X.shape[1]} features, but {type(self).__name__} is "
                              f"expecting {self.n_features_in_} features as input.")
@@ -525,6 +535,7 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
         tags.target_tags.multi_output = True
         tags.target_tags.single_output = True
         return tags

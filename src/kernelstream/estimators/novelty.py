@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import OutlierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
@@ -21,6 +22,7 @@ from ..solvers import DSGConfig
 from .._state import random_state_from_state
 from .._threads import respects_n_jobs
 from ._base import MIN_STEPS, DSGBase, assign_parameters
+from ._streaming import arrays_of, is_source
 
 __all__ = ["DSGOneClass", "DSGDensityRatio"]
 
@@ -80,7 +82,10 @@ class DSGOneClass(OutlierMixin, DSGBase):
     fit_intercept = True  # the offset τ is the (negated) intercept
 
     def fit(self, X, y=None, sample_weight=None):
-        """Fit on the rows of ``X`` (all assumed normal)."""
+        """Fit on the rows of ``X`` (all assumed normal), an array or a source of
+        :mod:`kernelstream.data` (streamed: :mod:`~kernelstream.estimators._streaming`)."""
+        if is_source(X):
+            return self._fit_source(X, None, sample_weight)
         return self._fit(X, None, sample_weight)
 
     def partial_fit(self, X, y=None, sample_weight=None):
@@ -172,11 +177,13 @@ class DSGDensityRatio(DSGBase):
 
     @respects_n_jobs
     def fit(self, X_p, X_q):
-        """Fit ``log p/q`` from a numerator sample ``X_p`` and a denominator sample ``X_q``."""
+        """Fit ``log p/q`` from a numerator sample ``X_p`` and a denominator sample ``X_q``
+        (arrays, or sources of :mod:`kernelstream.data` read whole)."""
+        X_p, X_q = arrays_of(X_p)[0], arrays_of(X_q)[0]
         with self._unchanged_on_error():
             X_p, X_q = self._validate_pair(X_p, X_q, first=True)
             rng = check_random_state(self.random_state)
-            expansion = self._start(np.vstack([X_p[:1000], X_q[:1000]]), None, rng)
+            expansion = self._start(_stacked(X_p[:1000], X_q[:1000]), None, rng)
             steps = self._pair_steps(X_p, X_q)
             n_epochs = max(1, math.ceil(MIN_STEPS / steps)) if self.max_iter == "auto" else self.max_iter
             self._run_pair(expansion, X_p, X_q, steps * n_epochs, rng)
@@ -193,7 +200,7 @@ class DSGDensityRatio(DSGBase):
             X_p, X_q = self._validate_pair(X_p, X_q, first=first)
             if first:
                 self._rng_state = check_random_state(self.random_state)
-                self.expansion_ = self._start(np.vstack([X_p[:1000], X_q[:1000]]), None,
+                self.expansion_ = self._start(_stacked(X_p[:1000], X_q[:1000]), None,
                                               self._rng_state)
             else:  # a loaded model continues with a fresh shuffling stream
                 self._rng_state = getattr(self, "_rng_state", None) or check_random_state(self.random_state)
@@ -204,7 +211,7 @@ class DSGDensityRatio(DSGBase):
 
     def _pair_steps(self, X_p, X_q) -> int:
         """Steps of one pass: the larger sample in half-batches."""
-        return max(1, round(max(len(X_p), len(X_q)) / max(1, self.batch_size // 2)))
+        return max(1, round(max(X_p.shape[0], X_q.shape[0]) / max(1, self.batch_size // 2)))
 
     def log_ratio(self, X):
         """``f(x) ≈ log p(x)/q(x)``."""
@@ -232,8 +239,8 @@ class DSGDensityRatio(DSGBase):
         weighted ``b/b_p`` and ``b/b_q``, so that the batch mean of the weighted gradients is
         ``mean_p g + mean_q g``, the stochastic gradient of ``E_q[e^f] − E_p[f]``."""
         half = max(1, self.batch_size // 2)
-        order_p, order_q = _cycled(len(X_p), rng, self.shuffle), _cycled(len(X_q), rng, self.shuffle)
-        b_p, b_q = min(half, len(X_p)), min(half, len(X_q))
+        order_p, order_q = _cycled(X_p.shape[0], rng, self.shuffle), _cycled(X_q.shape[0], rng, self.shuffle)
+        b_p, b_q = min(half, X_p.shape[0]), min(half, X_q.shape[0])
         targets = np.concatenate([np.ones((b_p, 1)), np.zeros((b_q, 1))])
         weights = np.concatenate([np.full(b_p, (b_p + b_q) / b_p), np.full(b_q, (b_p + b_q) / b_q)])
 
@@ -261,3 +268,8 @@ def _cycled(n: int, rng, shuffle: bool):
 
 def _dense(X):
     return X.toarray() if hasattr(X, "toarray") else X
+
+
+def _stacked(A, B):
+    """The rows of ``A`` then those of ``B`` (CSR when either is sparse)."""
+    return sp.vstack([A, B], format="csr") if sp.issparse(A) or sp.issparse(B) else np.vstack([A, B])

@@ -18,6 +18,7 @@ from ..features.additive import check_non_negative
 from .._state import EstimatorState, feature_map_from_config
 from ..rng import draw_seed
 from ._base import assign_parameters
+from ._streaming import is_source, sample_of
 
 __all__ = ["RandomFeatures"]
 
@@ -107,6 +108,8 @@ class RandomFeatures(EstimatorState, ClassNamePrefixFeaturesOutMixin, Transforme
         """
         self._validate_params()
         kernel_class(self.kernel)  # an unknown name fails here, with the registered names
+        if is_source(X):  # a seeded sample gives the width and the median heuristic
+            X = sample_of(X)
         X = self._check_input(validate_data(self, X, accept_sparse="csr",
                                             dtype=[np.float64, np.float32]))
         seed = draw_seed(self.random_state)

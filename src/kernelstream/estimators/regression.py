@@ -11,6 +11,7 @@ from ..losses import get_loss
 from ._base import DSGBase, assign_parameters
 from ._checkpointing import refuse_checkpoints
 from ._converging import CONVERGING_CONSTRAINTS, ConvergingMixin
+from ._streaming import is_source
 
 __all__ = ["DSGRegressor"]
 
@@ -178,12 +179,15 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
                  verbose=0, device="auto", dtype="float32", n_jobs=None):
         assign_parameters(self, locals())
 
-    def fit(self, X, y, sample_weight=None, *, resume=None):
+    def fit(self, X, y=None, sample_weight=None, *, resume=None):
         """Fit on ``(X, y)`` for ``max_iter`` passes; ``y`` is ``(n,)`` or ``(n, n_outputs)``.
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
+        X : array-like, sparse matrix of shape (n_samples, n_features), or a source
+            A source of :mod:`kernelstream.data` (its labels and weights inside, ``y`` None) is
+            streamed (README, "Streaming data from files"); a shard of one under
+            ``torch.distributed`` fits data-parallel (:mod:`kernelstream.distributed`).
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
         sample_weight : array-like of shape (n_samples,), default=None
         resume : str or path-like, default=None
@@ -191,8 +195,11 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
             data with the same parameters: the fit goes on from its last epoch boundary and ends
             with the model of the uninterrupted fit, bit for bit on the same device and thread
             count. Other data or parameters, or a damaged file, raise
-            :class:`~kernelstream.io.CheckpointError`.
+            :class:`~kernelstream.io.CheckpointError`. Arrays only.
         """
+        if is_source(X):
+            refuse_checkpoints(self, resume, "a fit on a source")
+            return self._fit_source(X, y, sample_weight)
         if self.solver == "one_pass":
             refuse_checkpoints(self, resume)
             return self._fit(X, y, sample_weight)

@@ -49,7 +49,8 @@ from ..features.base import FeatureMap
 from ..losses import Loss
 
 __all__ = ["INTERCEPT_FEATURE", "Preconditioner", "FitResult", "EpochState", "sketch_preconditioner",
-           "run_epochs", "feature_matrix", "MAX_RANK"]
+           "run_epochs", "feature_matrix", "batch_sums", "reduced_gradient", "validation_sums",
+           "MAX_RANK"]
 
 #: most eigenvectors kept in the preconditioner (``(D + 1)·k`` floats)
 MAX_RANK = 1024
@@ -150,7 +151,8 @@ def _augmented(Phi: torch.Tensor) -> torch.Tensor:
 def sketch_preconditioner(feature_map: FeatureMap, n_blocks: int, X_sketch: torch.Tensor,
                           loss: Loss, alphas, weight_scale: float = 1.0,
                           row_weights: torch.Tensor | None = None) -> Preconditioner:
-    """The top eigenpairs of ``Φ̃_sᵀΦ̃_s/s`` on the sketch rows ``X_sketch`` (``s × d``).
+    """The top eigenpairs of ``Φ̃_sᵀΦ̃_s/s`` on the sketch rows ``X_sketch`` (``s × d``: a
+    tensor, or sparse rows that densify the row chunks they are asked for).
 
     With ``D + 1 ≤ s`` the ``(D+1)²`` covariance is accumulated over row chunks and factored,
     else the ``s × s`` Gram ``Φ̃_sΦ̃_sᵀ/s`` over block groups, with ``V = Φ̃_sᵀ U Λ^{-1/2}/√s``
@@ -192,6 +194,8 @@ def _covariance_eigen(feature_map, n_blocks, X):
 def _gram_eigen(feature_map, n_blocks, X):
     """Descending eigenpairs of ``Φ̃ᵀΦ̃/s`` through the ``s × s`` Gram (``D + 1 > s``)."""
     s, r = X.shape[0], feature_map.block_size
+    if not isinstance(X, torch.Tensor):  # sparse rows: the s ≤ SKETCH_ROWS rows, dense
+        X = X[0:s]
     gram = torch.full((s, s), INTERCEPT_FEATURE**2, dtype=torch.float64, device=X.device)  # c·cᵀ
     group = max(1, min(_CHUNK_FLOATS // (s * r),
                        _PARAM_BYTES // (feature_map.block_param_numel() * X.element_size())))
@@ -249,8 +253,9 @@ def _outputs(feature_map, n_blocks, X, theta):
     return out
 
 
-def batch_gradient(feature_map, n_blocks, X, y, weight, theta, loss, alphas_cols, n_alphas):
-    """``∇F_batch`` ``(D+1, A·C)`` and the batch's weighted mean loss per column ``(A,)``."""
+def batch_sums(feature_map, n_blocks, X, y, weight, theta, loss, n_alphas):
+    """``Σ_i φ̃(x_i) w_i ℓ'(f(x_i), y_i)`` ``(D+1, A·C)`` and ``Σ_i w_i ℓ(f(x_i), y_i)`` per
+    column ``(A,)`` over the rows of a batch: what data-parallel ranks add up."""
     D = theta.shape[0] - 1
     grad = torch.zeros_like(theta)
     total = torch.zeros(n_alphas, dtype=torch.float64, device=theta.device)
@@ -261,16 +266,57 @@ def batch_gradient(feature_map, n_blocks, X, y, weight, theta, loss, alphas_cols
         grad[:D] += Phi.T @ G
         grad[D] += INTERCEPT_FEATURE * G.sum(dim=0)
         total += value.double()
-    b = X.shape[0]
+    return grad, total
+
+
+def _finished_gradient(grad, total, b, theta, alphas_cols):
+    """``∇F_batch = sums/b + αW`` and the mean loss from the sums of ``b`` rows."""
+    D = theta.shape[0] - 1
     grad /= b
     grad[:D] += alphas_cols * theta[:D]  # α W (the intercept is not regularised)
     return grad, total / b
+
+
+def batch_gradient(feature_map, n_blocks, X, y, weight, theta, loss, alphas_cols, n_alphas):
+    """``∇F_batch`` ``(D+1, A·C)`` and the batch's weighted mean loss per column ``(A,)``."""
+    grad, total = batch_sums(feature_map, n_blocks, X, y, weight, theta, loss, n_alphas)
+    return _finished_gradient(grad, total, X.shape[0], theta, alphas_cols)
+
+
+def reduced_gradient(feature_map, n_blocks, X, y, weight, theta, loss, alphas_cols, n_alphas,
+                     comm=None) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """:func:`batch_gradient` of the global batch, and its rows: with ``comm`` (a
+    :class:`kernelstream.distributed.Communicator`) the sums and rows of every rank's share are
+    all-reduced first, so every rank takes the same step."""
+    if comm is None:
+        return (*batch_gradient(feature_map, n_blocks, X, y, weight, theta, loss, alphas_cols,
+                                n_alphas), X.shape[0])
+    grad, total = batch_sums(feature_map, n_blocks, X, y, weight, theta, loss, n_alphas)
+    grad, total, b = comm.sum_step(grad, total, X.shape[0])
+    if b == 0:
+        raise ValueError("A data-parallel step had no rows on any rank; the shards are empty.")
+    return (*_finished_gradient(grad, total, b, theta, alphas_cols), b)
 
 
 def validation_losses(feature_map, n_blocks, X, y, weight, theta, loss, n_alphas) -> torch.Tensor:
     """Weighted mean loss of each column's model on ``(X, y)``, ``(A,)`` float64."""
     _, total = _column_losses(loss, _outputs(feature_map, n_blocks, X, theta), y, weight, n_alphas)
     return total.double() / weight.sum().double()
+
+
+def validation_sums(feature_map, n_blocks, X, y, weight, theta, loss, n_alphas):
+    """``(Σ w ℓ per column (A,), Σ w)`` of a share of the validation rows, float64."""
+    _, total = _column_losses(loss, _outputs(feature_map, n_blocks, X, theta), y, weight, n_alphas)
+    return total.double(), weight.sum().double()
+
+
+def monitored_validation(validation, feature_map, n_blocks, theta, loss, n_alphas) -> torch.Tensor:
+    """The validation loss per column: ``validation`` is ``(X, y, weight)`` tensors, or an
+    object whose ``losses(feature_map, n_blocks, theta, loss, n_alphas)`` evaluates it (a
+    stream, or a data-parallel shard of it)."""
+    if hasattr(validation, "losses"):
+        return validation.losses(feature_map, n_blocks, theta, loss, n_alphas)
+    return validation_losses(feature_map, n_blocks, *validation, theta, loss, n_alphas)
 
 
 @dataclass(frozen=True)
@@ -303,16 +349,19 @@ def run_epochs(feature_map: FeatureMap, n_blocks: int, theta: torch.Tensor, prec
                loss: Loss, batches: Callable[[int], tuple[int, Iterator]], control: EpochControl,
                validation: tuple | None = None,
                callback: Callable[[int, float], None] | None = None,
-               state: EpochState | None = None) -> FitResult:
+               state: EpochState | None = None, comm=None) -> FitResult:
     """Epochs of preconditioned SGD from ``theta`` ``(D+1, A·C)`` until ``control`` stops.
 
     ``batches(epoch)`` returns the number of batches of the epoch and an iterator of
     ``(X, y, weight)`` tensor batches. The monitored loss is the
-    validation loss when ``validation = (X, y, weight)`` is given, else the epoch's mean training
+    validation loss when ``validation = (X, y, weight)`` (or an object with a ``losses``
+    method, see :func:`monitored_validation`) is given, else the epoch's mean training
     loss. Returns each column's best tail-averaged iterate. ``state`` holds the loop's
     variables, updated in place at the end of every epoch before ``callback(epoch, loss)``: an
     empty one to read them from the callback (a checkpoint), or one saved at an epoch boundary
-    to go on from there (``theta`` is then unused) exactly as the run without a break.
+    to go on from there (``theta`` is then unused) exactly as the run without a break. With
+    ``comm`` every step sums the batch statistics of all ranks (:func:`reduced_gradient`): each
+    rank passes its share of the global batch, and every rank takes the same steps and decisions.
     """
     n_alphas = precond.alphas.shape[0]
     C = theta.shape[1] // n_alphas
@@ -327,16 +376,16 @@ def run_epochs(feature_map: FeatureMap, n_blocks: int, theta: torch.Tensor, prec
         start = n_batches // 2
         train = torch.zeros(n_alphas, dtype=torch.float64)
         for i, (X, y, weight) in enumerate(epoch_batches):
+            grad, batch_loss, b = reduced_gradient(feature_map, n_blocks, X, y, weight, theta, loss,
+                                                   alphas_cols, n_alphas, comm)
             if eta is None:
-                eta = precond.step_sizes(X.shape[0]).repeat_interleave(C).to(theta.dtype)
-            grad, batch_loss = batch_gradient(feature_map, n_blocks, X, y, weight, theta, loss,
-                                              alphas_cols, n_alphas)
+                eta = precond.step_sizes(b).repeat_interleave(C).to(theta.dtype)
             theta = theta - precond.apply(grad, C) * eta
             if not torch.isfinite(theta).all():
                 raise FloatingPointError(f"The preconditioned solver diverged in epoch {epoch + 1} "
                                          "(non-finite coefficients); standardise X or lower batch_size.")
-            train += batch_loss.cpu() * X.shape[0]
-            rows += X.shape[0]
+            train += batch_loss.cpu() * b
+            rows += b
             epoch_sum += theta
             if i >= start:
                 half_sum += theta
@@ -346,7 +395,7 @@ def run_epochs(feature_map: FeatureMap, n_blocks: int, theta: torch.Tensor, prec
         average = _tail_average(sums, epoch, half_sum, n_half)
         train /= max(rows, 1)
         monitored = (train if validation is None else
-                     validation_losses(feature_map, n_blocks, *validation, average, loss, n_alphas).cpu())
+                     monitored_validation(validation, feature_map, n_blocks, average, loss, n_alphas).cpu())
         result.n_epochs = epoch + 1
         result.loss_curve.append(float(train.min()))
         result.validation_curve.append(monitored.tolist())

@@ -71,6 +71,38 @@ class Problem:
         first = self.index(torch.arange(min(n_rows, self.n_train), device=self.X.device))
         return dataclasses.replace(self, train_rows=first)
 
+    # -- what train() asks of a problem (in memory here; a stream in solvers.streams) ------
+    #: no data parallelism: the batches are the whole global batch
+    comm = None
+
+    def sketch(self, n_rows: int) -> tuple:
+        """``(X_s, w̄, w_s/w̄)``: ``n_rows`` training rows drawn from ``(seed, 2³¹)`` (a tensor,
+        or :class:`~.streams.SparseRows` kept sparse), the mean training weight and the rows'
+        relative weights (None when all weights are equal).
+
+        With unequal sample weights the Hessian is ``Σ w_i φ̃φ̃ᵀ/n``: rows are then drawn with
+        probability ``∝ w_i`` (with replacement), so that ``w̄ ×`` the sketch covariance
+        estimates it; else without replacement.
+        """
+        weight = self.weight[self.index(torch.arange(self.n_train, device=self.weight.device))]
+        weight = weight.double().cpu().numpy()
+        rng, uniform = np.random.default_rng((self.seed, 2**31)), weight.min() == weight.max()
+        chosen = (rng.choice(self.n_train, n_rows, replace=False) if uniform else
+                  rng.choice(self.n_train, n_rows, replace=True, p=weight / weight.sum()))
+        rows = self.index(torch.from_numpy(chosen).to(self.X.device))
+        X = self.X.subset(rows) if hasattr(self.X, "subset") else self.X[rows]
+        mean = float(weight.mean())
+        return X, mean, None if uniform else torch.from_numpy(weight[chosen] / mean)
+
+    def batches(self, batch_size: int) -> Callable:
+        """``batches(epoch) -> (n_batches, iterator of (X, y, weight))`` in batches of about
+        ``batch_size`` rows, reshuffled every epoch from ``(seed, epoch)``."""
+        return _batches(dataclasses.replace(self, batch_size=batch_size))
+
+    def agree(self, value):
+        """``value`` as every rank holds it (one process: unchanged)."""
+        return value
+
 
 def _batches(problem: Problem) -> Callable:
     n = problem.n_train
@@ -96,33 +128,15 @@ def train(problem: Problem, feature_map: FeatureMap, n_blocks: int, alphas, cont
     batch (at least ``MIN_BATCH``); ``state`` as in :func:`run_epochs` (the preconditioner is
     recomputed from its seeded sketch rows, the same bits every time)."""
     D = n_blocks * feature_map.block_size
-    sketch, weight_scale, row_weights = _sketch(problem, _sketch_rows(problem.n_train, D))
-    precond = sketch_preconditioner(feature_map, n_blocks, problem.X[sketch], problem.loss, alphas,
-                                    weight_scale, row_weights)
+    X_sketch, weight_scale, row_weights = problem.sketch(_sketch_rows(problem.n_train, D))
+    precond = problem.agree(sketch_preconditioner(feature_map, n_blocks, X_sketch, problem.loss, alphas,
+                                                  weight_scale, row_weights))
     batch = min(problem.batch_size, max(MIN_BATCH, precond.critical_batch()))
-    problem = dataclasses.replace(problem, batch_size=batch)
     if theta is None:
-        theta = problem.X.new_zeros((D + 1, len(alphas) * problem.n_outputs))
-    return run_epochs(feature_map, n_blocks, theta, precond, problem.loss, _batches(problem),
-                      control, problem.validation, callback, state)
-
-
-def _sketch(problem: Problem, s: int) -> tuple[torch.Tensor, float, torch.Tensor]:
-    """Sketch rows of ``X``, the mean training weight ``w̄`` and the rows' ``w_i/w̄``.
-
-    With unequal sample weights the Hessian is ``Σ w_i φ̃φ̃ᵀ/n``: rows are then drawn with
-    probability ``∝ w_i`` (with replacement), so that ``w̄ ×`` the sketch covariance estimates it.
-    """
-    weight = problem.weight[problem.index(torch.arange(problem.n_train, device=problem.X.device))]
-    weight = weight.double().cpu().numpy()
-    mean = float(weight.mean())
-    rng = np.random.default_rng((problem.seed, 2**31))
-    if weight.min() == weight.max():
-        chosen = rng.choice(problem.n_train, s, replace=False)
-    else:
-        chosen = rng.choice(problem.n_train, s, replace=True, p=weight / weight.sum())
-    rows = problem.index(torch.from_numpy(chosen).to(problem.X.device))
-    return rows, mean, torch.from_numpy(weight[chosen] / mean)
+        theta = X_sketch.new_zeros((D + 1, len(alphas) * problem.n_outputs))
+    result = run_epochs(feature_map, n_blocks, theta, precond, problem.loss, problem.batches(batch),
+                        control, problem.validation, callback, state=state, comm=problem.comm)
+    return problem.agree(result)
 
 
 def _widened(theta: torch.Tensor, n_blocks: int, new_blocks: int, block_size: int) -> torch.Tensor:

@@ -1,0 +1,87 @@
+"""One rank of a data-parallel fit, launched by ``test_data_parallel.py`` under torchrun (or with
+``RANK``, ``WORLD_SIZE``, ``MASTER_ADDR`` and ``MASTER_PORT`` set).
+
+``fit``: a classifier (bandwidth and α chosen) and a regressor (features grown) on shards of
+CSV files; rank k writes ``rank{k}.npz`` (coefficients, predictions, block-split predictions).
+``long``: a fit that runs until it is killed. ``bad``: a fit on a file with a bad line.
+Every rank writes ``pid{rank}`` once the process group is up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+import numpy as np
+
+#: the estimators of the ``fit`` mode (the test fits the same in one process)
+CLASSIFIER = dict(block_size=64, n_components=256, batch_size=256, max_iter=12, random_state=0)
+REGRESSOR = dict(sigma=1.5, block_size=64, batch_size=256, max_iter=10, random_state=0)
+SOURCE = dict(chunk_rows=256, shuffle_buffer=1024, seed=0)
+
+
+def write_data(directory: Path) -> dict[str, Path]:
+    """Two CSV files: moons (label last) and a 3-D regression (target last)."""
+    from sklearn.datasets import make_moons
+
+    rng = np.random.default_rng(0)
+    X, y = make_moons(3000, noise=0.25, random_state=0)
+    paths = {"moons": directory / "moons.csv", "wave": directory / "wave.csv",
+             "long": directory / "long.csv"}
+    np.savetxt(paths["moons"], np.column_stack([X, y]), delimiter=",", fmt="%.6f")
+    Z = rng.uniform(-2, 2, (3000, 3))
+    t = np.sin(Z[:, 0]) + 0.5 * Z[:, 1] + 0.3 * rng.standard_normal(3000)
+    np.savetxt(paths["wave"], np.column_stack([Z, t]), delimiter=",", fmt="%.6f")
+    np.savetxt(paths["long"], np.column_stack([Z[:, :2], Z[:, 2] > 0]), delimiter=",", fmt="%.6f")
+    return paths
+
+
+def fit_models(classifier_source, regressor_source):
+    from kernelstream import DSGClassifier, DSGRegressor
+
+    return (DSGClassifier(**CLASSIFIER).fit(classifier_source),
+            DSGRegressor(**REGRESSOR).fit(regressor_source))
+
+
+def summary(clf, reg, X_test, Z_test) -> dict:
+    return dict(clf_coef=clf.expansion_.prediction_parameters()[0].numpy(),
+                clf_decision=clf.decision_function(X_test), clf_sigma=clf.sigma_,
+                clf_alpha=clf.alpha_, reg_coef=reg.expansion_.prediction_parameters()[0].numpy(),
+                reg_predict=reg.predict(Z_test), reg_components=reg.n_components_,
+                reg_alpha=reg.alpha_, n_iter=(clf.n_iter_, reg.n_iter_))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("mode", choices=["fit", "long", "bad"])
+    parser.add_argument("data", type=Path)
+    parser.add_argument("out", type=Path)
+    args = parser.parse_args()
+    import torch
+
+    torch.set_num_threads(1)
+    from kernelstream import DSGClassifier, distributed
+    from kernelstream.data import open_source
+
+    comm = distributed.init(backend="gloo", timeout=60)
+    (args.out / f"pid{comm.rank}").write_text(str(os.getpid()))
+    shard = distributed.shard_for_this_rank
+    if args.mode == "long":
+        source = open_source(args.data / "long.csv", label=-1, **SOURCE)
+        DSGClassifier(sigma=1.0, alpha=1e-4, n_components=512, max_iter=100000, tol=None,
+                      random_state=0).fit(shard(source))
+    elif args.mode == "bad":
+        DSGClassifier(**CLASSIFIER).fit(shard(open_source(args.data / "bad.csv", label=-1, **SOURCE)))
+    else:
+        clf, reg = fit_models(shard(open_source(args.data / "moons.csv", label=-1, **SOURCE)),
+                              shard(open_source(args.data / "wave.csv", label=-1, **SOURCE)))
+        test = np.load(args.data / "test.npz")
+        result = summary(clf, reg, test["X"], test["Z"])
+        result["blocks_decision"] = distributed.predict_by_blocks(clf, test["X"], "decision_function")
+        np.savez(args.out / f"rank{comm.rank}.npz", **result)
+    distributed.shutdown()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,113 @@
+"""Data-parallel training under ``torchrun`` (gloo, CPU, 2 ranks): every rank ends with the same
+model, which equals one process reading both shards in lock step; a failed or killed rank
+stops the others with an error naming it, within seconds."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kernelstream.data import open_source
+from kernelstream.distributed import ShardGroup
+
+from support import SRC
+
+WORKER = Path(__file__).with_name("dp_worker.py")
+_spec = importlib.util.spec_from_file_location("dp_worker", WORKER)
+worker = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(worker)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _env(**extra) -> dict:
+    path = os.pathsep.join(filter(None, [str(SRC.parent), os.environ.get("PYTHONPATH")]))
+    return {**os.environ, "PYTHONPATH": path, "OMP_NUM_THREADS": "1", **extra}
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory):
+    data = tmp_path_factory.mktemp("dp_data")
+    worker.write_data(data)
+    rng = np.random.default_rng(1)
+    np.savez(data / "test.npz", X=rng.uniform(-1.5, 2.5, (400, 2)), Z=rng.uniform(-2, 2, (400, 3)))
+    return data
+
+
+def _torchrun(mode: str, data: Path, out: Path, timeout: float = 240):
+    command = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2",
+               f"--master_port={_free_port()}", str(WORKER), mode, str(data), str(out)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=_env())
+
+
+def _ranks(mode: str, data: Path, out: Path) -> list[subprocess.Popen]:
+    """Two ranks started by hand (no torchrun agent to stop the survivor for us)."""
+    port = str(_free_port())
+    return [subprocess.Popen([sys.executable, str(WORKER), mode, str(data), str(out)],
+                             env=_env(RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE="2",
+                                      MASTER_ADDR="127.0.0.1", MASTER_PORT=port),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for r in range(2)]
+
+
+def test_two_ranks_under_torchrun_train_the_single_process_model(workspace, tmp_path):
+    run = _torchrun("fit", workspace, tmp_path)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-6000:]
+    rank0, rank1 = (np.load(tmp_path / f"rank{r}.npz") for r in range(2))
+    for key in rank0.files:  # every rank ends with the same model, bit for bit
+        np.testing.assert_array_equal(rank0[key], rank1[key], err_msg=key)
+    moons = open_source(workspace / "moons.csv", label=-1, **worker.SOURCE)
+    wave = open_source(workspace / "wave.csv", label=-1, **worker.SOURCE)
+    clf, reg = worker.fit_models(ShardGroup(moons, 2), ShardGroup(wave, 2))
+    test = np.load(workspace / "test.npz")
+    single = worker.summary(clf, reg, test["X"], test["Z"])
+    for key in ("clf_sigma", "clf_alpha", "reg_components", "reg_alpha", "n_iter"):
+        np.testing.assert_array_equal(rank0[key], single[key], err_msg=key)
+    for key in ("clf_coef", "clf_decision", "reg_coef", "reg_predict"):
+        np.testing.assert_allclose(rank0[key], single[key], rtol=1e-4, atol=2e-5, err_msg=key)
+    np.testing.assert_allclose(rank0["blocks_decision"], rank0["clf_decision"], atol=1e-5)
+    assert clf.sigma_ != worker.CLASSIFIER.get("sigma") and reg.n_components_ > 64  # chosen
+
+
+def test_a_killed_rank_stops_the_other_within_seconds_naming_it(workspace, tmp_path):
+    ranks = _ranks("long", workspace, tmp_path)
+    try:
+        deadline = time.monotonic() + 60
+        while not all((tmp_path / f"pid{r}").exists() for r in range(2)):
+            assert time.monotonic() < deadline and ranks[0].poll() is None, ranks[0].communicate()
+            time.sleep(0.2)
+        time.sleep(2.0)  # both are in the fit's collectives
+        os.kill(ranks[1].pid, signal.SIGKILL)
+        killed = time.monotonic()
+        _, stderr = ranks[0].communicate(timeout=30)
+        elapsed = time.monotonic() - killed
+    finally:
+        for rank in ranks:
+            rank.kill()
+    assert ranks[0].returncode != 0
+    assert "rank 1 stopped" in stderr and "RankFailure" in stderr, stderr[-3000:]
+    assert elapsed < 15, elapsed
+
+
+def test_a_bad_line_on_one_rank_stops_every_rank_naming_the_line(workspace, tmp_path):
+    lines = (workspace / "moons.csv").read_text().splitlines()
+    lines[2899] = "0.25,not-a-number,1"
+    (workspace / "bad.csv").write_text("\n".join(lines) + "\n")
+    ranks = _ranks("bad", workspace, tmp_path)
+    outputs = [rank.communicate(timeout=120)[1] for rank in ranks]
+    assert all(rank.returncode != 0 for rank in ranks), outputs
+    assert all("bad.csv, line 2900" in output for output in outputs), outputs
+    assert any("RankFailure" in output and "failed: ValueError" in output for output in outputs)
