@@ -40,14 +40,15 @@ def write_paper_outputs(args: argparse.Namespace, argv: Sequence[str] | None, na
 
 def run_datasets(args: argparse.Namespace, argv: Sequence[str] | None, name: str, title: str, *,
                  run_dataset: Callable[[argparse.Namespace, str], dict],
-                 describe: Callable[[dict], str], table: Callable[[dict], list[str]],
+                 describe: Callable[[argparse.Namespace, dict], str], table: Callable[[dict], list[str]],
                  draw: Callable[[dict], Callable[[Path], None]]) -> list[Path]:
     """On ``args.threads`` threads, ``run_dataset(args, d)`` for every ``d`` in ``args.datasets``;
-    the report has a section ``## d`` a data set (``describe(result)``, then ``table(result)``),
-    the figure is ``draw(results)`` and the JSON payload ``{"args", "results"}``."""
+    the report has a section ``## d`` a data set (``describe(args, result)`` followed by the
+    threads and the clock, then ``table(result)``), the figure is ``draw(results)`` and the JSON payload ``{"args", "results"}``."""
     with threads(args.threads):
         results = {dataset: run_dataset(args, dataset) for dataset in args.datasets}
         body = []
         for dataset, result in results.items():
-            body += [f"## {dataset}", "", describe(result), "", *table(result), ""]
+            setting = f"{describe(args, result)} ({args.threads} thread(s), {args.clock} clock)."
+            body += [f"## {dataset}", "", setting, "", *table(result), ""]
         return write_paper_outputs(args, argv, name, title, body, draw(results), results=results)

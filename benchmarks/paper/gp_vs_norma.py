@@ -29,7 +29,6 @@ NORMA's clock is paused while it is evaluated.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 
 import numpy as np
 import torch
@@ -174,19 +173,15 @@ def draw(results: dict):
     return figure(2 * len(results), panels, width=4.5)
 
 
-def describe(args) -> Callable[[dict], str]:
-    def line(result: dict) -> str:
-        return (f"{result['n_train']} training rows, {result['n_test']} test points; "
-                f"σ = {result['sigma']:.4g}, s² = {result['noise']:.4g} (unit amplitude); NORMA: "
-                f"batch {args.batch_size}, ν = s²/n, at most {args.epochs:g} passes or "
-                f"{args.budget:.0f} s ({args.threads} thread(s), {args.clock} clock).")
-    return line
+def describe(args, result: dict) -> str:
+    return (f"{result['n_train']} training rows, {result['n_test']} test points; σ = "
+            f"{result['sigma']:.4g}, s² = {result['noise']:.4g} (unit amplitude); NORMA: batch "
+            f"{args.batch_size}, ν = s²/n, at most {args.epochs:g} passes or {args.budget:.0f} s")
 
 
 def main(argv=None) -> None:
-    args = parse(argv)
-    run_datasets(args, argv, NAME, "GP posterior: DSGGaussianProcessRegressor against NORMA "
-                 "(Dai et al. 2014, Figure 5)", run_dataset=run_dataset, describe=describe(args),
+    run_datasets(parse(argv), argv, NAME, "GP posterior: DSGGaussianProcessRegressor against "
+                 "NORMA (Dai et al. 2014, Figure 5)", run_dataset=run_dataset, describe=describe,
                  table=table, draw=draw)
 
 
