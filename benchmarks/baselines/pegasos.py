@@ -5,14 +5,14 @@ random features, n-Pegasos with Nyström features."""
 from __future__ import annotations
 
 import torch
-from sklearn.base import clone
 
+from ._feature_map import OnFeatureMap
 from .base import Baseline
 
 __all__ = ["Pegasos"]
 
 
-class Pegasos(Baseline):
+class Pegasos(OnFeatureMap, Baseline):
     """Mini-batch Pegasos on features ``z``: ``f(x) = wᵀz(x)``.
 
     Step ``t`` on the batch ``A_t`` of ``k`` rows (their mini-batch iteration):
@@ -31,18 +31,15 @@ class Pegasos(Baseline):
     features : transformer or None
         An unfitted transformer (cloned, fitted on the first call's ``X``, every row's features
         computed once then); ``None`` is ``X`` itself.
-    loss : {"hinge", "squared"}, default="hinge"
-    alpha : float, default=1e-6
-        ``λ``.
-    batch_size : int, default=1024
     project : bool, default=True
-    random_state : int, default=0
-    dtype : {"float64", "float32"}, default="float64"
+    loss, alpha, batch_size, random_state, dtype
+        As :class:`~.base.Baseline` (``alpha`` is ``λ``); by default ``"hinge"``, ``1e-6``,
+        ``1024``, ``0`` and ``"float64"``.
 
     Attributes
     ----------
-    coef_ : tensor (D,)
-        ``w`` (float64).
+    coef_, features_
+        As :class:`~._feature_map.OnFeatureMap`.
     radius_ : float
         ``R``.
     """
@@ -56,18 +53,11 @@ class Pegasos(Baseline):
     def _begin(self, X, y) -> None:
         if y.ndim != 1:
             raise ValueError(f"Pegasos takes one output; y has shape {tuple(y.shape)}.")
-        self.features_ = None if self.features is None else clone(self.features).fit(X.numpy())
-        self._Z = self._transform(X)
-        self.coef_ = torch.zeros(self._Z.shape[1], dtype=torch.float64)
+        self._Z = self._fit_features(X)
         self.radius_ = self._loss.ball_radius(y.double(), self.alpha)
 
     def _resume(self, X, y) -> None:
         self._Z = self._transform(X)  # online: a later call may bring new rows
-
-    def _transform(self, X) -> torch.Tensor:
-        if self.features_ is None:
-            return X
-        return torch.as_tensor(self.features_.transform(X.numpy()), dtype=X.dtype)
 
     def _step(self, X, y, rows) -> None:
         Z_batch = self._Z[rows].double()                                  # (k, D)
@@ -78,5 +68,3 @@ class Pegasos(Baseline):
         if self.project and norm > self.radius_:
             self.coef_ *= self.radius_ / norm                               # onto ‖w‖ ≤ R
 
-    def _decision(self, X) -> torch.Tensor:
-        return (self._transform(X).double() @ self.coef_)[:, None]

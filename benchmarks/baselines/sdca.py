@@ -15,8 +15,8 @@ through the batch Gram ``G = X_B X_Bᵀ/(λn)``, so the iterates are those of on
 from __future__ import annotations
 
 import torch
-from sklearn.base import clone
 
+from ._feature_map import OnFeatureMap
 from ._kernel import exact_kernel, kernel_times
 from .base import Baseline
 
@@ -105,7 +105,7 @@ class KernelSDCA(_DualAscent):
         return self._decision(self._X)[:, 0]
 
 
-class SDCA(_DualAscent):
+class SDCA(OnFeatureMap, _DualAscent):
     """SDCA on a fixed feature map ``z``: ``w = (1/(λn)) Σ_i α_i z(x_i)``, ``f(x) = wᵀz(x)``.
 
     ``features`` is fitted on the first call's ``X`` and the features of every row are computed
@@ -117,18 +117,15 @@ class SDCA(_DualAscent):
     ----------
     features : transformer or None
         An unfitted scikit-learn style transformer (``fit``, ``transform``); cloned.
-    loss : {"hinge", "squared"}, default="hinge"
-    alpha : float, default=1e-6
-    batch_size : int, default=1024
-    random_state : int, default=0
-    dtype : {"float64", "float32"}, default="float64"
+    loss, alpha, batch_size, random_state, dtype
+        As :class:`~.base.Baseline`; by default ``"hinge"``, ``1e-6``, ``1024``, ``0`` and
+        ``"float64"``.
 
     Attributes
     ----------
-    coef_ : tensor (D,)
-        ``w`` (float64).
+    coef_, features_
+        As :class:`~._feature_map.OnFeatureMap`.
     dual_coef_ : tensor (n,)
-    features_ : the fitted transformer (None for the linear kernel)
     """
 
     def __init__(self, *, features=None, loss="hinge", alpha=1e-6, batch_size=1024,
@@ -140,24 +137,14 @@ class SDCA(_DualAscent):
     def _begin(self, X, y) -> None:
         if y.ndim != 1:
             raise ValueError(f"SDCA takes one output; y has shape {tuple(y.shape)}.")
-        self.features_ = None if self.features is None else clone(self.features).fit(X.numpy())
-        self._X, self._Z, self._y = X, self._transform(X), y.double()
+        self._X, self._Z, self._y = X, self._fit_features(X), y.double()
         self.dual_coef_ = torch.zeros(X.shape[0], dtype=torch.float64)
-        self.coef_ = torch.zeros(self._Z.shape[1], dtype=torch.float64)
-
-    def _transform(self, X) -> torch.Tensor:
-        if self.features_ is None:
-            return X
-        return torch.as_tensor(self.features_.transform(X.numpy()), dtype=X.dtype)
 
     def _step(self, X, y, rows) -> None:
         Z_batch = self._Z[rows]                                       # (b, D)
         margins = Z_batch.double() @ self.coef_                        # u_B = Z_B w
         delta = self._coordinate_pass(rows, Z_batch @ Z_batch.T, margins, self._y[rows])
         self.coef_ += Z_batch.T.double() @ delta / (self.alpha * self._Z.shape[0])  # w += Z_Bᵀ Δ/(λn)
-
-    def _decision(self, X) -> torch.Tensor:
-        return (self._transform(X).double() @ self.coef_)[:, None]
 
     def _training_margins(self) -> torch.Tensor:
         return self._Z.double() @ self.coef_

@@ -29,7 +29,6 @@ NORMA's clock is paused while it is evaluated.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -38,15 +37,16 @@ from sklearn.preprocessing import StandardScaler
 
 from benchmarks.baselines import NORMA
 from benchmarks.baselines._kernel import exact_kernel
-from benchmarks.common.data import RESULTS, load
+from benchmarks.common.data import load
 from benchmarks.common.report import markdown_table
-from benchmarks.common.timing import Stopwatch, threads
+from benchmarks.common.timing import Stopwatch
 from kernelstream import DSGGaussianProcessRegressor
 from kernelstream.datasets import synthetic_regression
 from kernelstream.features import median_distance
 
+from ._common import parse_with_quick, run_datasets
 from ._plots import figure, plot_curves
-from ._runs import Limits, add_clock_option, command, run_trace, write_outputs
+from ._runs import Limits, run_trace
 
 NAME = "gp_vs_norma"
 DSG = "DSGGaussianProcessRegressor (route a)"
@@ -67,13 +67,7 @@ def parse(argv) -> argparse.Namespace:
     parser.add_argument("--sigma-scale", type=float, default=0.1,
                         help="synthetic: σ = this × the median distance")
     parser.add_argument("--norma-eta0", type=float, default=1.0, help="NORMA's eta0 (units of 1/L)")
-    parser.add_argument("--threads", type=int, default=1)
-    add_clock_option(parser)
-    parser.add_argument("--out", type=Path, default=RESULTS / "paper")
-    parser.add_argument("--quick", action="store_true", help=f"seconds: {QUICK}")
-    args = parser.parse_args(argv)
-    if args.quick:
-        vars(args).update(QUICK)
+    args = parse_with_quick(parser, argv, QUICK)
     return args
 
 
@@ -179,21 +173,16 @@ def draw(results: dict):
     return figure(2 * len(results), panels, width=4.5)
 
 
+def describe(args, result: dict) -> str:
+    return (f"{result['n_train']} training rows, {result['n_test']} test points; σ = "
+            f"{result['sigma']:.4g}, s² = {result['noise']:.4g} (unit amplitude); NORMA: batch "
+            f"{args.batch_size}, ν = s²/n, at most {args.epochs:g} passes or {args.budget:.0f} s")
+
+
 def main(argv=None) -> None:
-    args = parse(argv)
-    with threads(args.threads):
-        results = {name: run_dataset(args, name) for name in args.datasets}
-        body = []
-        for name, result in results.items():
-            body += [f"## {name}", "", f"{result['n_train']} training rows, {result['n_test']} "
-                     f"test points; σ = {result['sigma']:.4g}, s² = {result['noise']:.4g} (unit "
-                     f"amplitude); NORMA: batch {args.batch_size}, ν = s²/n, at most "
-                     f"{args.epochs:g} passes or {args.budget:.0f} s ({args.threads} thread(s), "
-                     f"{args.clock} clock).", "", *table(result), ""]
-        write_outputs(args.out, NAME, "GP posterior: DSGGaussianProcessRegressor against NORMA "
-                      "(Dai et al. 2014, Figure 5)", body,
-                      dict(args={k: str(v) for k, v in vars(args).items()}, results=results),
-                      command_text=command(f"benchmarks.paper.{NAME}", argv), figure=draw(results))
+    run_datasets(parse(argv), argv, NAME, "GP posterior: DSGGaussianProcessRegressor against "
+                 "NORMA (Dai et al. 2014, Figure 5)", run_dataset=run_dataset, describe=describe,
+                 table=table, draw=draw)
 
 
 if __name__ == "__main__":

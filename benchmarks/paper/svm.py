@@ -25,22 +25,19 @@ while evaluating; the Nyström preprocessing is left out of the times, as in the
 from __future__ import annotations
 
 import argparse
-import math
-from pathlib import Path
 
 import numpy as np
 
 from benchmarks.baselines import BASELINES, make_baseline
-from benchmarks.common.data import RESULTS, official_split
+from benchmarks.common.data import official_split
 from benchmarks.common.report import markdown_table
-from benchmarks.common.timing import threads
 from benchmarks.perf.peers import mnist_8v6
 from kernelstream import DSGClassifier
 from kernelstream.features import median_distance
 
+from ._common import parse_with_quick, run_datasets
 from ._plots import figure, plot_curves, plotted_seconds
-from ._runs import (Limits, add_clock_option, command, dsg_stream, run_trace, setup_seconds,
-                    single_fit, write_outputs)
+from ._runs import Limits, dsg_stream, run_trace, setup_seconds, single_fit
 
 NAME = "svm"
 RANK = 2**8
@@ -57,13 +54,7 @@ def parse(argv) -> argparse.Namespace:
     parser.add_argument("--n-train", type=int, default=None, help="first training rows only")
     parser.add_argument("--n-test", type=int, default=None, help="first test rows only")
     parser.add_argument("--limit", type=float, default=3600.0, help="most seconds of any run")
-    parser.add_argument("--threads", type=int, default=1)
-    add_clock_option(parser)
-    parser.add_argument("--out", type=Path, default=RESULTS / "paper")
-    parser.add_argument("--quick", action="store_true", help=f"seconds: {QUICK}")
-    args = parser.parse_args(argv)
-    if args.quick:
-        vars(args).update(QUICK)
+    args = parse_with_quick(parser, argv, QUICK)
     return args
 
 
@@ -168,20 +159,16 @@ def draw(results: dict):
     return figure(2 * len(results), panels, width=5.5)
 
 
+def describe(args, result: dict) -> str:
+    return (f"{result['n_train']} training rows, {result['n_test']} test rows; σ = median = "
+            f"{result['sigma']:.4g}, ν = {result['alpha']:.3g}, batch {result['batch_size']}, "
+            f"our block {result['block_size']}, {RANK} features for SDCA / Pegasos; SC2 budget "
+            f"= our one pass = {result['budget_s']:.2f} s")
+
+
 def main(argv=None) -> None:
-    args = parse(argv)
-    with threads(args.threads):
-        results = {name: run_dataset(args, name) for name in args.datasets}
-        body = []
-        for name, result in results.items():
-            body += [f"## {name}", "", f"{result['n_train']} training rows, {result['n_test']} test "
-                     f"rows; σ = median = {result['sigma']:.4g}, ν = {result['alpha']:.3g}, batch "
-                     f"{result['batch_size']}, our block {result['block_size']}, {RANK} features "
-                     f"for SDCA / Pegasos; SC2 budget = our one pass = {result['budget_s']:.2f} s "
-                     f"({args.threads} thread(s), {args.clock} clock).", "", *table(result), ""]
-        write_outputs(args.out, NAME, "Kernel SVM under SC1 and SC2 (Dai et al. 2014, Figure 6)",
-                      body, dict(args={k: str(v) for k, v in vars(args).items()}, results=results),
-                      command_text=command(f"benchmarks.paper.{NAME}", argv), figure=draw(results))
+    run_datasets(parse(argv), argv, NAME, "Kernel SVM under SC1 and SC2 (Dai et al. 2014, "
+                 "Figure 6)", run_dataset=run_dataset, describe=describe, table=table, draw=draw)
 
 
 if __name__ == "__main__":

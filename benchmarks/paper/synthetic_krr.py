@@ -24,21 +24,19 @@ every step, and the slope of log error on log t.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 import numpy as np
 
 from benchmarks.baselines import BASELINES, make_baseline
-from benchmarks.common.data import RESULTS
 from benchmarks.common.report import markdown_table
 from benchmarks.common.timing import threads
 from kernelstream import DSGRegressor
 from kernelstream.datasets import synthetic_regression
 from kernelstream.features import median_distance
 
+from ._common import parse_with_quick, write_paper_outputs
 from ._plots import figure, plot_curves, plotted_seconds
-from ._runs import (Limits, add_clock_option, command, dsg_stream, run_trace, setup_seconds,
-                    single_fit, write_outputs)
+from ._runs import Limits, dsg_stream, run_trace, setup_seconds, single_fit
 
 NAME = "synthetic_krr"
 #: the paper's ν, bandwidth multiplier and rank of the r-/n- methods
@@ -60,13 +58,7 @@ def parse(argv) -> argparse.Namespace:
                         help="most training seconds of a baseline")
     parser.add_argument("--limit", type=float, default=3600.0,
                         help="most training seconds of our one pass (its whole pass is the point)")
-    parser.add_argument("--threads", type=int, default=1)
-    add_clock_option(parser)
-    parser.add_argument("--out", type=Path, default=RESULTS / "paper")
-    parser.add_argument("--quick", action="store_true", help=f"seconds: {QUICK}")
-    args = parser.parse_args(argv)
-    if args.quick:
-        vars(args).update(QUICK)
+    args = parse_with_quick(parser, argv, QUICK)
     if min(args.n, args.convergence_n) < 2 * args.batch_size:
         parser.error(f"--n and --convergence-n must be at least two batches of {args.batch_size}")
     return args
@@ -183,12 +175,10 @@ def main(argv=None) -> None:
 
         runs = {**ours(args, X, y, evaluate, sigma), **baselines(args, X, y, evaluate, sigma)}
         conv = convergence(args, sigma, X_test, f_test)
-        write_outputs(args.out, NAME, "Kernel ridge regression on the 2-D synthetic set (Dai et "
-                      "al. 2014, Figure 4)", report_body(args, sigma, runs, conv),
-                      dict(args={k: str(v) for k, v in vars(args).items()}, sigma=sigma,
-                           runs=runs, convergence=conv),
-                      command_text=command(f"benchmarks.paper.{NAME}", argv),
-                      figure=draw(runs, conv, args.batch_size))
+        write_paper_outputs(args, argv, NAME, "Kernel ridge regression on the 2-D synthetic set "
+                            "(Dai et al. 2014, Figure 4)", report_body(args, sigma, runs, conv),
+                            draw(runs, conv, args.batch_size), sigma=sigma, runs=runs,
+                            convergence=conv)
 
 
 if __name__ == "__main__":

@@ -88,28 +88,27 @@ def parse_value(text: str):
         return text
 
 
-def fit_options(estimator, requested: dict) -> dict:
-    """The keyword arguments of ``requested`` (e.g. ``resume``) for ``estimator.fit``; an error
-    if its ``fit`` does not take one of them."""
-    accepted = inspect.signature(estimator.fit).parameters
+def given_options(requested: dict, accepted, owner: str) -> dict:
+    """The entries of ``requested`` that were given (not ``None``); an error naming the flag
+    ``--the-name`` if one of them is not in ``accepted`` (``owner`` says what lacks it)."""
     for name, value in requested.items():
         if value is not None and name not in accepted:
             flag = "--" + name.replace("_", "-")
-            raise CliError(f"{flag} is not supported by this estimator "
-                           f"({type(estimator).__name__}.fit takes no {name!r})")
+            raise CliError(f"{flag} is not supported by this estimator ({owner} {name!r})")
     return {name: value for name, value in requested.items() if value is not None}
+
+
+def fit_options(estimator, requested: dict) -> dict:
+    """The keyword arguments of ``requested`` (e.g. ``resume``) for ``estimator.fit``; an error
+    if its ``fit`` does not take one of them."""
+    return given_options(requested, inspect.signature(estimator.fit).parameters,
+                         f"{type(estimator).__name__}.fit takes no")
 
 
 def estimator_options(cls: type, requested: dict) -> dict:
     """The estimator parameters of ``requested`` (e.g. ``checkpoint``) that were given; an error
     if ``cls`` has no such parameter."""
-    accepted = cls().get_params()
-    for name, value in requested.items():
-        if value is not None and name not in accepted:
-            flag = "--" + name.replace("_", "-")
-            raise CliError(f"{flag} is not supported by this estimator "
-                           f"({cls.__name__} has no parameter {name!r})")
-    return {name: value for name, value in requested.items() if value is not None}
+    return given_options(requested, cls().get_params(), f"{cls.__name__} has no parameter")
 
 
 def prepare_rows(model, X):
