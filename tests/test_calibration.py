@@ -34,3 +34,11 @@ def test_probabilities_sum_to_one_and_keep_the_argmax():
     np.testing.assert_array_equal(P.argmax(axis=1), scores.argmax(axis=1))
     margin = scores[:, 0]
     np.testing.assert_array_equal(tempered_proba(margin, 4.0).argmax(axis=1), (margin > 0).astype(int))
+
+
+def test_separable_rows_give_a_finite_temperature():
+    """Platt's smoothed targets: rows all on the right side do not push τ to its bound."""
+    rng = np.random.default_rng(3)
+    scores = rng.uniform(0.5, 2.0, 400) * rng.choice([-1, 1], 400)
+    tau = fit_temperature(scores, (scores > 0).astype(int))
+    assert 1 < tau < 20

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import scipy.sparse as sp
 import torch
 from sklearn.base import ClassifierMixin
 from sklearn.utils.class_weight import compute_class_weight
@@ -265,20 +266,31 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
 
 
 def _calibration_rows(problem) -> tuple | None:
-    """``(X, targets, weight)`` tensors to fit the temperature on: the validation rows (a
-    stream's held-out batches joined), else up to ``CALIBRATION_ROWS`` training rows; None when
-    they are not dense tensors in memory (then ``predict_proba`` says so)."""
+    """``(X, targets, weight)`` to fit the temperature on: the validation rows (a stream's
+    held-out batches joined), else up to ``CALIBRATION_ROWS`` training rows. ``X`` is a tensor
+    or a CSR matrix (rows kept sparse are densified a prediction chunk at a time); None when
+    the rows are neither."""
     validation = problem.validation
     if isinstance(validation, tuple):
-        parts = validation
+        X, targets, weight = validation
     elif validation is not None:
         batches = list(getattr(validation, "batches", ()))
-        if not batches or not all(isinstance(b[0], torch.Tensor) for b in batches):
+        if not batches:
             return None
-        parts = tuple(torch.cat(column) for column in zip(*batches))
-    elif isinstance(getattr(problem, "X", None), torch.Tensor):
-        rows = problem.index(torch.arange(min(problem.n_train, CALIBRATION_ROWS), device=problem.X.device))
-        parts = problem.X[rows], problem.y[rows], problem.weight[rows]
+        X = _joined([batch[0] for batch in batches])
+        targets, weight = (torch.cat([batch[i] for batch in batches]) for i in (1, 2))
     else:
-        return None
-    return parts if isinstance(parts[0], torch.Tensor) else None
+        rows = problem.index(torch.arange(min(problem.n_train, CALIBRATION_ROWS), device=problem.y.device))
+        X = problem.X.subset(rows) if hasattr(problem.X, "subset") else problem.X[rows]
+        targets, weight = problem.y[rows], problem.weight[rows]
+    X = _joined([X])
+    return None if X is None else (X, targets, weight)
+
+
+def _joined(parts: list):
+    """Row blocks as one tensor, or as one CSR matrix when they are sparse rows; else None."""
+    if all(isinstance(part, torch.Tensor) for part in parts):
+        return torch.cat(parts)
+    if all(hasattr(part, "matrix") for part in parts):
+        return sp.vstack([part.matrix for part in parts], format="csr")
+    return None
