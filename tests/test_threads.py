@@ -20,10 +20,12 @@ FAST = dict(batch_size=64, block_size=64, random_state=0)
 
 @pytest.fixture
 def two_threads():
-    """The environment allows two threads (conftest pins one per xdist worker)."""
+    """The environment allows two threads (conftest pins one per xdist worker), torch's and
+    the BLAS libraries' (whatever limit an earlier test in this worker left on them)."""
     previous = torch.get_num_threads()
     torch.set_num_threads(2)
-    yield
+    with threadpool_limits(limits=2):
+        yield
     torch.set_num_threads(previous)
 
 
