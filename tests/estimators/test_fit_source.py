@@ -138,6 +138,26 @@ def test_a_shard_outside_torch_distributed_is_refused():
         ShardGroup(open_source(X, y).shard(0, 2), 2)
 
 
+@pytest.mark.parametrize("early_stopping", [True, False])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_a_stream_fit_tempers_its_probabilities_like_an_array_fit(early_stopping, sparse):
+    """Least squares on a stream fits the temperature on its held-out batches, or without
+    them on its first training rows, dense or CSR: the probabilities are usable either way."""
+    import scipy.sparse as sp
+    X, y = _moons(3000)
+    rows = sp.csr_matrix(X) if sparse else X
+    params = dict(sigma=0.5, alpha=1e-4, n_components=256, early_stopping=early_stopping,
+                  max_iter=20, **SMALL)
+    streamed = DSGClassifier(**params).fit(open_source(rows, y, **STREAM))
+    arrays = DSGClassifier(**params).fit(X, y)
+    assert streamed.loss_ == "squared" and streamed.proba_temperature_ > 0
+    assert streamed.proba_temperature_ == pytest.approx(arrays.proba_temperature_, rel=0.5)
+    proba = streamed.predict_proba(X)
+    np.testing.assert_array_equal(streamed.classes_[proba.argmax(1)], streamed.predict(X))
+    log_loss = -np.mean(np.log(proba[np.arange(len(y)), y]))
+    assert log_loss < 0.35  # moons at noise 0.2: ~3% error; an untempered ±1 fit is far worse
+
+
 def test_balanced_class_weights_come_from_the_whole_source():
     X, y = _moons(2000)
     keep = (y == 1) | (np.arange(len(y)) % 4 == 0)  # class 0 is a quarter as frequent

@@ -238,7 +238,9 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
         scores = predict_in_row_chunks(self.expansion_.predict, X, self._torch_dtype(), self.device_,
                                        self.expansion_.n_outputs)
         labels = self._class_index(targets.cpu().numpy())
-        self.proba_temperature_ = fit_temperature(scores, labels, weight.cpu().numpy())
+        tau = fit_temperature(scores, labels, weight.cpu().numpy())
+        comm = getattr(problem, "comm", None)  # ranks hold different rows: rank 0's τ for all
+        self.proba_temperature_ = tau if comm is None else comm.broadcast_object(tau)
 
     def _make_loss(self):
         return get_loss(self._loss_name())
@@ -279,6 +281,8 @@ def _calibration_rows(problem) -> tuple | None:
             return None
         X = _joined([batch[0] for batch in batches])
         targets, weight = (torch.cat([batch[i] for batch in batches]) for i in (1, 2))
+    elif hasattr(problem, "readers"):
+        X, targets, weight = _first_stream_rows(problem, CALIBRATION_ROWS)
     else:
         rows = problem.index(torch.arange(min(problem.n_train, CALIBRATION_ROWS), device=problem.y.device))
         X = problem.X.subset(rows) if hasattr(problem.X, "subset") else problem.X[rows]
@@ -287,10 +291,22 @@ def _calibration_rows(problem) -> tuple | None:
     return None if X is None else (X, targets, weight)
 
 
+def _first_stream_rows(problem, n_rows: int) -> tuple:
+    """``(X, targets, weight)`` of the first ``n_rows`` or so rows of this process's first
+    training stream (epoch 0's order), a chunk at a time."""
+    parts = []
+    for chunk in problem.readers[0].chunks(0):
+        parts.append(problem.convert(chunk))
+        if sum(part[1].shape[0] for part in parts) >= n_rows:
+            break
+    X = _joined([part[0] for part in parts])
+    return X, *(torch.cat([part[i] for part in parts]) for i in (1, 2))
+
+
 def _joined(parts: list):
     """Row blocks as one tensor, or as one CSR matrix when they are sparse rows; else None."""
     if all(isinstance(part, torch.Tensor) for part in parts):
         return torch.cat(parts)
-    if all(hasattr(part, "matrix") for part in parts):
-        return sp.vstack([part.matrix for part in parts], format="csr")
+    if all(hasattr(part, "matrix") or sp.issparse(part) for part in parts):
+        return sp.vstack([getattr(part, "matrix", part) for part in parts], format="csr")
     return None
