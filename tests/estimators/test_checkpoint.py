@@ -49,6 +49,14 @@ def _same(a, b, where="state"):
         assert a == b or (a != a and b != b), (where, a, b)
 
 
+def epochs_run(model) -> int:
+    """Epochs a fit ran: every growth stage's and narrower challenger's, and the final
+    training's beyond the stage it continued (the entry with its size and bandwidth)."""
+    *stages, last = model.feature_growth_
+    continued = [g for g in stages if (g["n_components"], g["sigma"]) == (last["n_components"], last["sigma"])]
+    return sum(g["epochs"] for g in model.feature_growth_) - (continued[-1]["epochs"] if continued else 0)
+
+
 def assert_same_fit(a, b, X):
     _same(a.state_dict(), b.state_dict())
     for name in ("cv_results_", "feature_growth_"):
@@ -73,9 +81,9 @@ def snapshots(monkeypatch, tmp_path):
 
 
 def test_resume_from_any_checkpoint_ends_with_the_uninterrupted_model(tmp_path, snapshots):
-    """Bandwidth race (6,000 rows), feature growth, the final epochs of the size kept: resumed
-    after the race, in the first stage, at its last epoch, in the second stage, in the final
-    epochs and at the end."""
+    """Bandwidth race (6,000 rows), feature growth, σ/2 challenging the size kept, the final
+    epochs of the size kept: resumed after the race, in the first stage, at its last epoch, in
+    the second stage, during the challenge, in the final epochs and at the end."""
     rng = np.random.default_rng(0)
     X = rng.uniform(-3, 3, (6000, 1))
     y = np.sin(2 * X[:, 0]) + 0.1 * rng.standard_normal(6000)
@@ -84,10 +92,11 @@ def test_resume_from_any_checkpoint_ends_with_the_uninterrupted_model(tmp_path, 
     DSGRegressor(**params, checkpoint=tmp_path / "fit.ckpt").fit(X, y)
     *stages, final = whole.feature_growth_
     assert whole.cv_results_ is not None and len(stages) >= 2 and final["epochs"] > STAGE_EPOCHS
-    kept = next(g for g in stages if g["n_components"] == final["n_components"])
-    assert len(snapshots) == 1 + sum(g["epochs"] for g in stages) + final["epochs"] - kept["epochs"]
+    assert len(snapshots) == 1 + epochs_run(whole)
     first, written = stages[0]["epochs"], list(snapshots)
-    for k in (0, 2, first, first + 2, len(written) - 2, len(written) - 1):
+    narrower = next(i for i, g in enumerate(stages) if g["sigma"] < stages[0]["sigma"])
+    challenged = sum(g["epochs"] for g in stages[:narrower]) + 2  # σ/2 in its third epoch
+    for k in (0, 2, first, first + 2, challenged, len(written) - 2, len(written) - 1):
         before = len(snapshots)
         resumed = DSGRegressor(**params, checkpoint=tmp_path / "resumed.ckpt").fit(X, y, resume=written[k])
         assert len(snapshots) - before == len(written) - 1 - k  # only the epochs after k ran
@@ -129,7 +138,7 @@ def test_a_classifier_interrupted_by_an_exception_resumes_exactly(tmp_path, monk
         model.fit(X, y, sample_weight=weight)
     assert not hasattr(model, "expansion_")
     model.fit(X, y, sample_weight=weight, resume=tmp_path / "fit.ckpt")
-    assert len(calls) == 4 + whole.n_iter_ - 3  # the resumed fit ran the epochs after the third
+    assert len(calls) == 4 + epochs_run(whole) - 3  # the resumed fit ran the epochs after the third
     assert_same_fit(model, whole, X)
 
 
@@ -200,8 +209,9 @@ def test_sigkill_mid_fit_then_resume_gives_the_uninterrupted_model(tmp_path, sna
     X, y, _ = synthetic_regression(20000, random_state=1)
     X, y = X.astype(np.float64), y.astype(np.float64)
     resumed = DSGRegressor(**params, checkpoint=tmp_path / "resumed.ckpt").fit(X, y, resume=path)
-    assert len(snapshots) == params["max_iter"] - 3  # it went on after the third epoch
-    assert_same_fit(resumed, DSGRegressor(**params).fit(X, y), X)
+    whole = DSGRegressor(**params).fit(X, y)
+    assert len(snapshots) == epochs_run(whole) - 3  # it went on after the third epoch
+    assert_same_fit(resumed, whole, X)
 
 
 # -- refused checkpoints ------------------------------------------------------------------------

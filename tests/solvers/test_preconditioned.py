@@ -128,11 +128,31 @@ def test_features_grow_while_validation_improves_and_stop_at_the_budget():
     X, y = _data(4000)
     problem = _problem(X[:3000], y[:3000], get_loss("squared"),
                        validation=(X[3000:], y[3000:], torch.ones(1000, dtype=X.dtype)))
-    result, J, history = grow_features(problem, _map(0.3), [1e-6], EpochControl(max_iter=20),
-                                       start_blocks=1, max_blocks=4, growth_tol=1e-3)
+    result, J, history, kept = grow_features(problem, _map(0.3), [1e-6], EpochControl(max_iter=20),
+                                             start_blocks=1, max_blocks=4, growth_tol=1e-3)
     assert [h[0] for h in history][:2] == [1, 2]
     assert J <= 4 and history[-1][0] <= 4
     assert history[1][1] < history[0][1]  # 128 features beat 64 on this function
+    assert kept.sigma == 0.3 and {h[3] for h in history} == {0.3}  # no narrowing unless asked
+
+
+@pytest.mark.parametrize("start_sigma, narrowings", [(2.8, 2), (0.7, 0)])
+def test_narrower_bandwidths_challenge_the_size_kept_and_win_only_when_better(start_sigma, narrowings):
+    """σ/2 then σ/4 challenge a too-wide winner of the race and replace it (their loss is in the
+    history, the model kept is the last entry); a bandwidth near the function's scale stays."""
+    X, y = _data(4000)
+    problem = _problem(X[:3000], y[:3000], get_loss("squared"),
+                       validation=(X[3000:], y[3000:], torch.ones(1000, dtype=X.dtype)))
+    control = EpochControl(max_iter=20)
+    result, J, history, kept = grow_features(problem, _map(start_sigma), [1e-6], control,
+                                             start_blocks=2, max_blocks=2, growth_tol=1e-3,
+                                             narrow=True)
+    assert kept.sigma == pytest.approx(start_sigma / 2**narrowings)
+    sigmas = [h[3] for h in history]
+    assert sigmas[:2] == [start_sigma, start_sigma / 2] and len(history) == 2 + min(narrowings, 1)
+    assert result.best_loss.min() == pytest.approx(min(h[1] for h in history))
+    plain, *_ = grow_features(problem, _map(start_sigma), [1e-6], control, 2, 2, 1e-3)
+    assert (result.best_loss.min() < plain.best_loss.min()) == (narrowings > 0)
 
 
 def test_the_race_prefers_a_bandwidth_near_the_scale_of_the_function():

@@ -97,17 +97,17 @@ class ConvergingMixin:
             callback = run.callback(progress)
             if warm:
                 feature_map, alphas, J = self.expansion_.feature_map, [self.alpha_], self.expansion_.n_blocks
-                result, J, history = grow_features(problem, feature_map, alphas, self._control(),
-                                                   J, J, GROWTH_TOL, self._theta(), callback,
-                                                   run.growth(J, self.device_))
+                result, J, history, feature_map = grow_features(
+                    problem, feature_map, alphas, self._control(), J, J, GROWTH_TOL, self._theta(),
+                    callback, run.growth(J, self.device_))
             else:
                 rows = train_rows if val_rows is None else np.concatenate([train_rows, val_rows])
                 everything = dataclasses.replace(problem, train_rows=torch.as_tensor(rows, device=problem.X.device))
                 feature_map, alphas, (J, max_blocks) = run.selection(
                     self, lambda: self._select(problem, X, everything))
-                result, J, history = grow_features(problem, feature_map, alphas, self._control(),
-                                                   J, max_blocks, GROWTH_TOL, callback=callback,
-                                                   state=run.growth(J, self.device_))
+                result, J, history, feature_map = grow_features(
+                    problem, feature_map, alphas, self._control(), J, max_blocks, GROWTH_TOL,
+                    callback=callback, state=run.growth(J, self.device_), narrow=self.sigma == "auto")
             self._set_preconditioned(result, feature_map, alphas, J, history)
             self._calibrate(problem)
             self._pending = None
@@ -232,8 +232,8 @@ class ConvergingMixin:
         self.validation_scores_ = ([-v[best] for v in result.validation_curve]
                                    if self.early_stopping else None)
         self.best_validation_score_ = -float(result.best_loss[best]) if self.early_stopping else None
-        self.feature_growth_ = [dict(n_components=j * feature_map.block_size, loss=loss, epochs=e)
-                                for j, loss, e in history]
+        self.feature_growth_ = [dict(n_components=j * feature_map.block_size, loss=loss, epochs=e,
+                                     sigma=sigma) for j, loss, e, sigma in history]
         self._set_fitted(expansion, result.n_epochs)
 
 

@@ -293,8 +293,9 @@ def fit_preconditioned_stream(estimator, data, classes=None):
         if not warm:
             feature_map, alphas, J, max_blocks = _select_on_sample(estimator, stats, convert, comm)
         problem = _stream_problem(estimator, readers, holdout, split_seed, stats, convert, comm)
-        result, J, history = grow_features(problem, feature_map, alphas, estimator._control(), J,
-                                           max_blocks, GROWTH_TOL, theta, estimator._progress())
+        result, J, history, feature_map = grow_features(
+            problem, feature_map, alphas, estimator._control(), J, max_blocks, GROWTH_TOL, theta,
+            estimator._progress(), narrow=estimator.sigma == "auto" and not warm)
         estimator._set_preconditioned(result, feature_map, alphas, J, history)
         estimator._calibrate(problem)
         estimator._pending = None

@@ -49,7 +49,8 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
     sigma : float, "median" or "auto", default="auto"
         Bandwidth: a number is used exactly; "median" is ``sigma_scale`` × the median pairwise
         distance of a seeded subsample; "auto" races 0.125, 0.25, 0.5, 1 and 2 × that median on
-        the validation rows ("median" for ``solver="one_pass"``).
+        the validation rows with one block of features, then lets ``σ/2`` (and ``σ/4``)
+        challenge the winner at the feature size kept ("median" for ``solver="one_pass"``).
     sigma_scale : float, default=0.5
         Multiplier of the median heuristic for ``sigma="median"``; the paper uses 0.1 on its 2-D
         synthetic set.
@@ -129,7 +130,8 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
     n_components_ : int
         Number of live random features.
     sigma_ : float
-        Bandwidth used.
+        Bandwidth used (with ``sigma="auto"``: the race's winner, or a narrower challenger
+        that beat it once the features stopped growing).
     alpha_ : float
         Regularisation kept (preconditioned solver).
     loss_curve_, validation_scores_ : list of float
@@ -139,7 +141,9 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
         The bandwidth race, scikit-learn style (``param_sigma``, ``param_alpha``, ``n_rows``,
         ``rung``, ``mean_test_score`` = minus the validation loss, ``params``).
     feature_growth_ : list of dict
-        Each feature size tried, its best validation loss and epochs.
+        Each feature size tried, then each narrower bandwidth that challenged the size kept
+        (``sigma="auto"``: ``σ/2``, and ``σ/4`` if ``σ/2`` won), with its ``n_components``,
+        ``sigma``, best validation loss and epochs; the last entry is the model kept.
     seed_ : int
         Seed of the feature blocks.
     t_ : int

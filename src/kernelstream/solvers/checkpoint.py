@@ -73,13 +73,16 @@ def growth_state_dict(state: GrowthState) -> dict[str, Any]:
     """:class:`GrowthState` as a state dict (tensors and plain numbers, nested)."""
     return dict(n_blocks=state.n_blocks, best=fit_result_dict(state.best),
                 best_blocks=state.best_blocks, history=[list(h) for h in state.history],
-                continuing=state.continuing, epochs=epoch_state_dict(state.epochs))
+                continuing=state.continuing, epochs=epoch_state_dict(state.epochs),
+                narrowing=state.narrowing, narrowed=state.narrowed)
 
 
 def growth_state_from_dict(state: dict[str, Any], device) -> GrowthState:
     """The inverse of :func:`growth_state_dict`, its tensors on ``device``."""
     return GrowthState(n_blocks=int(state["n_blocks"]), best=fit_result_from_dict(state["best"], device),
                        best_blocks=int(state["best_blocks"]),
-                       history=[(int(J), float(loss), int(epochs)) for J, loss, epochs in state["history"]],
+                       history=[(int(J), float(loss), int(epochs), float(sigma))
+                                for J, loss, epochs, sigma in state["history"]],
                        continuing=bool(state["continuing"]),
-                       epochs=epoch_state_from_dict(state["epochs"], device))
+                       epochs=epoch_state_from_dict(state["epochs"], device),
+                       narrowing=bool(state["narrowing"]), narrowed=int(state["narrowed"]))

@@ -10,6 +10,12 @@ Both drive :func:`kernelstream.solvers.preconditioned.run_epochs`:
 - :func:`race_bandwidths` is successive halving over bandwidth candidates: every survivor trains
   on the same nested row subsample (4096 rows, then 4× more per rung) with every ``α``
   candidate as an extra output column; the best third by best validation loss goes on.
+- The race runs on one block, where the error of approximating the kernel by few features
+  favours wide kernels; so once the features stop growing, ``grow_features`` can let
+  ``σ/2`` challenge the winner at the size kept (trained as long as a growth stage, on all the
+  training rows), and ``σ/4`` challenge ``σ/2`` if it won, keeping the better by validation
+  loss (MNIST, 16,384 rows, 8,192 features: the race's ``σ`` = median gives 3.56% test error,
+  ``σ/2`` 3.03%, ``σ/4`` 13%).
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from typing import Callable
 import numpy as np
 import torch
 
+from .._state import feature_map_from_config
 from ..features.base import FeatureMap
 from ..losses import Loss
 from .preconditioned import EpochControl, EpochState, FitResult, run_epochs, sketch_preconditioner
@@ -41,6 +48,10 @@ HALVING = 3
 SKETCH_ROWS = 2048
 #: sketch rows per feature when the ``(D+1)²`` covariance is factored
 SKETCH_PER_FEATURE = 16
+#: a challenger's bandwidth is the incumbent's divided by this (the race's grid step)
+NARROWING = 2.0
+#: at most this many narrower challengers win in a row
+MAX_NARROWINGS = 2
 
 
 @dataclass
@@ -151,34 +162,42 @@ def _widened(theta: torch.Tensor, n_blocks: int, new_blocks: int, block_size: in
 @dataclass
 class GrowthState:
     """The variables of :func:`grow_features` at an epoch boundary: the number of blocks in
-    training, the best result so far and its blocks, the history, whether the size kept is in
-    its final training (``continuing``) and the epochs of the size in training."""
+    training, the best result so far and its blocks, the history, whether narrower bandwidths
+    are challenging the size kept (``narrowing``; ``narrowed`` of them won), whether the size
+    kept is in its final training (``continuing``) and the epochs of the model in training."""
 
     n_blocks: int
     best: FitResult | None = None
     best_blocks: int = 0
-    history: list = field(default_factory=list)  # [(n_blocks, best loss, epochs)]
+    history: list = field(default_factory=list)  # [(n_blocks, best loss, epochs, sigma)]
     continuing: bool = False
     epochs: EpochState = field(default_factory=EpochState)
+    narrowing: bool = False
+    narrowed: int = 0
 
 
 def grow_features(problem: Problem, feature_map: FeatureMap, alphas, control: EpochControl,
                   start_blocks: int, max_blocks: int, growth_tol: float,
                   theta: torch.Tensor | None = None, callback=None,
-                  state: GrowthState | None = None) -> tuple[FitResult, int, list]:
+                  state: GrowthState | None = None,
+                  narrow: bool = False) -> tuple[FitResult, int, list, FeatureMap]:
     """Train on ``start_blocks``, doubling while the best monitored loss improves by more than
     ``growth_tol`` (relative; the last, smaller gain is kept but ends the growth). While the
     features may still grow, each size trains at most ``STAGE_EPOCHS`` epochs (enough to tell
-    whether more features help); the size kept then trains on to ``control``'s stopping rule.
-    Returns the best result, its number of blocks and the history ``[(n_blocks, best loss,
-    epochs)]``. ``state`` (updated in place; see :func:`run_epochs`) watches or resumes the run.
+    whether more features help); with ``narrow``, narrower bandwidths then challenge the size
+    kept (:func:`narrowed`); the model kept trains on to ``control``'s stopping rule.
+    Returns the best result, its number of blocks, the history ``[(n_blocks, best loss,
+    epochs, sigma)]`` and the feature map of the best. ``state`` (updated in place; see
+    :func:`run_epochs`) watches or resumes the run.
     """
     state = GrowthState(start_blocks) if state is None else state
     stage = (dataclasses.replace(control, max_iter=min(control.max_iter, STAGE_EPOCHS))
              if max_blocks > start_blocks else control)
-    if not state.continuing:
+    if not (state.continuing or state.narrowing):
         _grow(problem, feature_map, alphas, stage, max_blocks, growth_tol, theta, callback, state)
-    best = state.best
+    if narrow and not state.continuing:
+        _narrow(problem, feature_map, alphas, stage, growth_tol, callback, state)
+    best, feature_map = state.best, narrowed(feature_map, state.narrowed)
     if best is None:
         raise FloatingPointError(f"The monitored loss is not finite ({state.history[-1][1]}); "
                                  "standardise X, and check y and sample_weight.")
@@ -186,8 +205,34 @@ def grow_features(problem: Problem, feature_map: FeatureMap, alphas, control: Ep
         state.continuing = True
         best = _continued(problem, feature_map, state.best_blocks, alphas, control, best, callback,
                           state.epochs)
-        state.history.append((state.best_blocks, float(best.best_loss.min()), best.n_epochs))
-    return best, state.best_blocks, state.history
+        state.history.append((state.best_blocks, float(best.best_loss.min()), best.n_epochs,
+                              feature_map.sigma))
+    return best, state.best_blocks, state.history, feature_map
+
+
+def narrowed(feature_map: FeatureMap, times: int) -> FeatureMap:
+    """``feature_map`` at the bandwidth ``σ / NARROWING^times`` (the same seed and blocks)."""
+    if times == 0:
+        return feature_map
+    return feature_map_from_config({**feature_map.config(), "sigma": feature_map.sigma / NARROWING**times})
+
+
+def _narrow(problem, feature_map, alphas, stage: EpochControl, growth_tol: float, callback,
+            state: GrowthState) -> None:
+    """``σ/2`` trains from zero at the size kept for as long as a growth stage and replaces the
+    best when its loss is lower by more than ``growth_tol``; then ``σ/4`` challenges it, up to
+    ``MAX_NARROWINGS`` wins. Leaves the winner's ``narrowed`` count and best in ``state``."""
+    state.narrowing = True
+    while state.narrowed < MAX_NARROWINGS:
+        challenger = narrowed(feature_map, state.narrowed + 1)
+        result = train(problem, challenger, state.best_blocks, alphas, stage, None, callback, state.epochs)
+        loss = float(result.best_loss.min())
+        state.history.append((state.best_blocks, loss, result.n_epochs, challenger.sigma))
+        state.epochs = EpochState()
+        if not loss < float(state.best.best_loss.min()) * (1 - growth_tol):
+            break
+        state.best, state.narrowed = result, state.narrowed + 1
+    state.narrowing = False
 
 
 def _grow(problem, feature_map, alphas, stage: EpochControl, max_blocks: int, growth_tol: float,
@@ -200,7 +245,7 @@ def _grow(problem, feature_map, alphas, stage: EpochControl, max_blocks: int, gr
                  _widened(state.best.theta, state.best_blocks, J, feature_map.block_size))
         result = train(problem, feature_map, J, alphas, stage, start, callback, state.epochs)
         loss = float(result.best_loss.min())
-        state.history.append((J, loss, result.n_epochs))
+        state.history.append((J, loss, result.n_epochs, feature_map.sigma))
         previous = math.inf if state.best is None else float(state.best.best_loss.min())
         if loss < previous:  # keep the better model even when the gain is too small to go on
             state.best, state.best_blocks = result, J
