@@ -88,12 +88,7 @@ def _plot(model, path: str) -> str | None:
     figure = Figure(figsize=(14, 4), layout="constrained")
     race, growth, epochs = figure.subplots(1, 3)
     _plot_race(race, model.cv_results_)
-    sizes = [stage["n_components"] for stage in model.feature_growth_]
-    growth.plot(sizes, [stage["loss"] for stage in model.feature_growth_], marker="o")
-    growth.set(xscale="log", xticks=sizes, xticklabels=[str(s) for s in sizes],
-               xlabel="random features", ylabel="best validation loss",
-               title="2. features doubled while validation improves")
-    growth.minorticks_off()
+    _plot_growth(growth, model.feature_growth_)
     x = np.arange(1, len(model.loss_curve_) + 1)
     epochs.plot(x, model.loss_curve_, marker="o", label="training")
     if model.validation_scores_ is not None:
@@ -104,6 +99,21 @@ def _plot(model, path: str) -> str | None:
     figure.suptitle("DSGRegressor().fit: the learning curve of the default fit")
     FigureCanvasAgg(figure).print_png(path)
     return path
+
+
+def _plot_growth(axes, stages: list[dict]) -> None:
+    """Best validation loss of each feature size at the race's bandwidth, and of each narrower
+    bandwidth that challenged the size kept."""
+    for sigma in sorted({stage["sigma"] for stage in stages}, reverse=True):
+        at = [stage for stage in stages if stage["sigma"] == sigma]
+        axes.plot([s["n_components"] for s in at], [s["loss"] for s in at], marker="o",
+                  label=f"sigma {sigma:.3g}")
+    sizes = sorted({stage["n_components"] for stage in stages})
+    axes.set(xscale="log", xticks=sizes, xticklabels=[str(s) for s in sizes],
+             xlabel="random features", ylabel="best validation loss",
+             title="2. features doubled, then narrower sigmas")
+    axes.minorticks_off()
+    axes.legend()
 
 
 def _plot_race(axes, cv_results: dict | None) -> None:
