@@ -121,7 +121,8 @@ def main(argv=None) -> dict:
         _, _, y, Z, Z_test, y_test = mnist_pca(100, args.n_train, args.n_test, pca_on_all=not args.quick)
         kernel = fit_kernel(Z, y, Z_test, y_test, args)
         budget = kernel["fit_s" if args.clock == "wall" else "fit_cpu_s"]
-        print(f"kernel: test error {100 * kernel['test_error']:.2f}% in {budget:.1f} s ({args.clock})", flush=True)
+        print(f"kernel: test error {100 * kernel['test_error']:.2f}% in {budget:.1f} s "
+              f"({args.clock})", flush=True)
         curve = train_mlp(Z, y, Z_test, y_test, budget, args)
     print(f"MLP: test error {100 * curve[-1]['test_error']:.2f}% after {curve[-1]['epoch']} epochs "
           f"in {curve[-1]['train_s']:.1f} s (best epoch {100 * min(c['test_error'] for c in curve):.2f}%)")
