@@ -11,7 +11,9 @@ from kernelstream.features import make_feature_map
 from kernelstream.losses import get_loss
 from kernelstream.solvers.preconditioned import (INTERCEPT_FEATURE, EpochControl, _tail_average, feature_matrix,
                                                  run_epochs, sketch_preconditioner)
-from kernelstream.solvers.selection import Problem, _widened, grow_features, race_bandwidths, train
+from kernelstream.solvers.selection import (Problem, _effective_validation_rows, _widened,
+                                            grow_features, race_bandwidths, train)
+from kernelstream.solvers.streams import StreamValidation
 
 D_BLOCKS, R = 2, 64
 
@@ -198,3 +200,17 @@ def test_weighted_rows_reach_the_weighted_ridge_solution(heavy):
     ours = Phi @ result.theta[:-1] + INTERCEPT_FEATURE * result.theta[-1]
     closed = Phi @ exact[:-1] + exact[-1]
     assert (((ours - closed) ** 2) * w[:, None]).sum() / (w[:, None] * (closed - closed.mean()) ** 2).sum() < 1e-3
+
+
+def test_the_narrowing_margin_counts_effective_validation_rows():
+    """Kish's ``(Σw)²/Σw²``: equal weights count every row, one heavy row counts about once; a
+    stream's held-out batches count the same rows the same."""
+    X, y = _data(400)
+    equal, skewed = torch.ones(400, dtype=X.dtype), torch.ones(400, dtype=X.dtype)
+    skewed[0] = 1e6
+    rows = [_effective_validation_rows(_problem(X, y, get_loss("squared"), validation=(X, y, w)))
+            for w in (equal, skewed)]
+    assert rows[0] == pytest.approx(400) and rows[1] == pytest.approx(1.0, abs=1e-3)
+    batches = [(X[i:i + 100], y[i:i + 100], skewed[i:i + 100]) for i in range(0, 400, 100)]
+    assert StreamValidation(batches).effective_rows() == pytest.approx(rows[1])
+    assert _effective_validation_rows(_problem(X, y, get_loss("squared"))) == 0.0

@@ -220,19 +220,34 @@ def narrowed(feature_map: FeatureMap, times: int) -> FeatureMap:
 def _narrow(problem, feature_map, alphas, stage: EpochControl, growth_tol: float, callback,
             state: GrowthState) -> None:
     """``σ/2`` trains from zero at the size kept for as long as a growth stage and replaces the
-    best when its loss is lower by more than ``growth_tol``; then ``σ/4`` challenges it, up to
-    ``MAX_NARROWINGS`` wins. Leaves the winner's ``narrowed`` count and best in ``state``."""
+    best when its loss is lower by a relative margin of ``1/√n_val`` (at least ``growth_tol``;
+    ``n_val`` the effective number of validation rows: about the relative standard error of a
+    mean of per-row losses, so that a few dozen held-out rows cannot swap the bandwidth on
+    noise); then ``σ/4`` challenges it, up to ``MAX_NARROWINGS`` wins. Leaves the winner's
+    ``narrowed`` count and best in ``state``."""
     state.narrowing = True
+    margin = max(growth_tol, 1 / math.sqrt(max(_effective_validation_rows(problem), 1.0)))
     while state.narrowed < MAX_NARROWINGS:
         challenger = narrowed(feature_map, state.narrowed + 1)
         result = train(problem, challenger, state.best_blocks, alphas, stage, None, callback, state.epochs)
         loss = float(result.best_loss.min())
         state.history.append((state.best_blocks, loss, result.n_epochs, challenger.sigma))
         state.epochs = EpochState()
-        if not loss < float(state.best.best_loss.min()) * (1 - growth_tol):
+        if not loss < float(state.best.best_loss.min()) * (1 - margin):
             break
         state.best, state.narrowed = result, state.narrowed + 1
     state.narrowing = False
+
+
+def _effective_validation_rows(problem) -> float:
+    """Kish's effective number ``(Σw)²/Σw²`` of the rows that score the challengers."""
+    validation = problem.validation
+    if validation is None:
+        return 0.0
+    if not isinstance(validation, tuple):
+        return validation.effective_rows()
+    w = validation[2].double()
+    return float(w.sum() ** 2 / (w * w).sum())
 
 
 def _grow(problem, feature_map, alphas, stage: EpochControl, max_blocks: int, growth_tol: float,

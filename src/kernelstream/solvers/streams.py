@@ -116,6 +116,16 @@ class StreamValidation:
     batches: list
     comm: object | None = None
 
+    def effective_rows(self) -> float:
+        """Kish's effective number of held-out rows over all ranks, ``(Σw)² / Σw²``."""
+        sums = torch.zeros(2, dtype=torch.float64)
+        for _, _, w in self.batches:
+            w = w.detach().double().cpu()
+            sums += torch.stack([w.sum(), (w * w).sum()])
+        if self.comm is not None:
+            (sums,) = self.comm.checked_sum(sums)
+        return float(sums[0] ** 2 / sums[1]) if sums[1] > 0 else 0.0
+
     def losses(self, feature_map, n_blocks: int, theta: torch.Tensor, loss: Loss,
                n_alphas: int) -> torch.Tensor:
         """Weighted mean validation loss per column ``(A,)``, float64, the same on every rank."""
