@@ -45,6 +45,7 @@ from benchmarks.common.machine import machine_line
 from benchmarks.common.report import command_line, markdown_table, write_report
 from benchmarks.common.timing import Stopwatch, threads
 from benchmarks.paper.deformed_mnist import Deformation, DeformedDigits
+from benchmarks.paper._plots import figure
 from benchmarks.paper.mnist_pca import mnist_pca
 from kernelstream import DSGClassifier
 from kernelstream.features.base import DEFAULT_CACHE_BYTES
@@ -198,22 +199,15 @@ def write_outputs(stem: Path, result: dict) -> None:
 
 def plot(path: Path, originals: dict, log: list[dict]) -> None:
     """Test error against samples seen and against training time, the originals' error as a line."""
-    import matplotlib
+    def panels(axes) -> None:
+        for ax, key, label in zip(axes, ("samples", "train_s"), ("samples seen", "training time (s)")):
+            ax.plot([c[key] for c in log], [100 * c["test_error"] for c in log], "o-", label="stream")
+            if originals is not None:
+                ax.axhline(100 * originals["test_error"], color="gray", ls="--", label="60k originals")
+            ax.set(xlabel=label, ylabel="test error (%)")
+            ax.legend()
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for ax, key, label in zip(axes, ("samples", "train_s"), ("samples seen", "training time (s)")):
-        ax.plot([c[key] for c in log], [100 * c["test_error"] for c in log], "o-", label="stream")
-        if originals is not None:
-            ax.axhline(100 * originals["test_error"], color="gray", ls="--", label="60k originals")
-        ax.set_xlabel(label)
-        ax.set_ylabel("test error (%)")
-        ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    figure(2, panels)(path)
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ from benchmarks.common.data import RESULTS
 from benchmarks.common.machine import machine_line
 from benchmarks.common.report import command_line, markdown_table, write_report
 from benchmarks.common.timing import Stopwatch, threads
+from benchmarks.paper._plots import figure
 from benchmarks.paper.mnist_pca import mnist_pca
 from kernelstream import DSGClassifier
 
@@ -154,21 +155,16 @@ def write_outputs(out: Path, result: dict) -> None:
 
 
 def plot(path: Path, kernel: dict, curve: list[dict], clock: str) -> None:
-    import matplotlib
+    """The MLP's test error against its training time, the kernel machine's as one point."""
+    def panels(axes) -> None:
+        ax = axes[0]
+        ax.plot([c["train_s"] for c in curve], [100 * c["test_error"] for c in curve], "o-", label="MLP")
+        ax.plot([kernel["fit_s" if clock == "wall" else "fit_cpu_s"]], [100 * kernel["test_error"]],
+                "r*", ms=12, label="DSGClassifier")
+        ax.set(xlabel=f"training time (s, {clock} clock)", ylabel="test error (%)")
+        ax.legend()
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5, 4))
-    ax.plot([c["train_s"] for c in curve], [100 * c["test_error"] for c in curve], "o-", label="MLP")
-    ax.plot([kernel["fit_s" if clock == "wall" else "fit_cpu_s"]], [100 * kernel["test_error"]], "r*",
-            ms=12, label="DSGClassifier")
-    ax.set_xlabel(f"training time (s, {clock} clock)")
-    ax.set_ylabel("test error (%)")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    figure(1, panels)(path)
 
 
 if __name__ == "__main__":
