@@ -2,10 +2,17 @@
 Figure 6 of the long version; Section 7.3).
 
 Settings of the paper, per data set: a9a (Adult): Gaussian RBF with σ = the median pairwise
-distance, ``ν = 1/(100n)``, batch ``2^6``, our feature block ``2^5``; MNIST 8 vs 6 (``X/255``
-projected on the training part's 50 principal components, as ``benchmarks.perf.peers``; the
-paper's 1.6M virtual examples are not available): σ = the median, ``ν = 1/n``, batch ``2^10``,
-block ``2^8``. Labels ±1, hinge loss; SDCA and Pegasos on ``2^8`` random / Nyström features.
+distance, ``ν = 1/(100n)``, batch ``b = 2^6``; MNIST 8 vs 6 (``X/255`` projected on the training
+part's 50 principal components, as ``benchmarks.perf.peers``; the paper's 1.6M virtual examples
+are not available): σ = the median, ``ν = 1/n``, batch ``b = 2^10``. Labels ±1, hinge loss;
+SDCA and Pegasos on ``2^8`` random / Nyström features.
+
+Ours, one pass (the paper's Algorithm 1, a new block of ``r = 2b`` features per step): the
+constant step ``γ = 0.5`` with Polyak–Ruppert averaging of the iterates (Bach & Moulines 2013),
+``learning_rate="constant", eta0=0.5, average=True``. The paper's decaying ``γ_t = θ/t`` with
+``r = b/2`` (the library's ``solver="one_pass"`` defaults) is one more row. The recipe was
+chosen on a held-out tenth of the training rows (one recipe for both sets), not on the test set:
+on that tenth, a9a 19.6% (``θ/t``, ``r = b/2``) → 15.5%, MNIST 8 vs 6 1.19% → 0.94%.
 
 - SC1, one pass: every method's model after one pass over the training rows.
 - SC2, the same time as ours: the baselines' models when they have spent the training time of
@@ -41,10 +48,14 @@ from ._runs import Limits, dsg_stream, run_trace, setup_seconds, single_fit
 
 NAME = "svm"
 RANK = 2**8
-ONE_PASS = "DSGClassifier(loss='hinge', solver='one_pass'), paper mode (ours)"
-#: the paper's settings: ν as a function of n, batch size, our block size
-SETTINGS = {"a9a": dict(alpha=lambda n: 1 / (100 * n), batch_size=2**6, block_size=2**5),
-            "mnist8v6": dict(alpha=lambda n: 1 / n, batch_size=2**10, block_size=2**8)}
+ONE_PASS = ("DSGClassifier(loss='hinge', solver='one_pass', learning_rate='constant', "
+            "eta0=0.5, average=True), r = 2b, paper mode (ours)")
+DECAYING = "DSGClassifier(loss='hinge', solver='one_pass'), γ_t = θ/t, r = b/2 (ours)"
+#: our one pass: a constant step with iterate averaging, blocks of twice the batch
+ONE_PASS_PARAMS = dict(learning_rate="constant", eta0=0.5, average=True)
+#: the paper's settings: ν as a function of n, batch size
+SETTINGS = {"a9a": dict(alpha=lambda n: 1 / (100 * n), batch_size=2**6),
+            "mnist8v6": dict(alpha=lambda n: 1 / n, batch_size=2**10)}
 QUICK = dict(datasets=["a9a"], n_train=2048, n_test=2000, limit=5.0)
 
 
@@ -68,22 +79,29 @@ def load(name: str, n_train: int | None, n_test: int | None):
     return X, y.astype(np.float64), X_test[:n_test], y_test[:n_test].astype(np.float64)
 
 
-def ours(args, X, y, evaluate, sigma, alpha, batch_size, block_size) -> dict:
+def one_pass(args, X, y, evaluate, sigma, alpha, batch_size, block_size, **params) -> list:
+    """The trace of one pass of the paper's algorithm streamed through ``partial_fit``."""
     model = DSGClassifier(loss="hinge", solver="one_pass", sigma=sigma, alpha=alpha,
                           batch_size=batch_size, block_size=block_size,
                           n_components=max(1, len(X) // batch_size) * block_size,
-                          random_state=0, device="cpu")
-    trace = run_trace("one pass", dsg_stream(model, X, y, batch_size=batch_size, classes=[-1, 1]),
-                      lambda: evaluate(model), Limits(max_epochs=1, limit_s=args.limit),
-                      clock=args.clock)
+                          random_state=0, device="cpu", **params)
+    return run_trace("one pass", dsg_stream(model, X, y, batch_size=batch_size, classes=[-1, 1]),
+                     lambda: evaluate(model), Limits(max_epochs=1, limit_s=args.limit),
+                     clock=args.clock)
+
+
+def ours(args, X, y, evaluate, sigma, alpha, batch_size) -> dict:
+    runs = {ONE_PASS: one_pass(args, X, y, evaluate, sigma, alpha, batch_size, 2 * batch_size,
+                               **ONE_PASS_PARAMS),
+            DECAYING: one_pass(args, X, y, evaluate, sigma, alpha, batch_size,
+                               max(1, batch_size // 2))}
     params = dict(sigma=sigma, alpha=alpha, n_components=256, max_iter=2) if args.quick else {}
     label = ("DSGClassifier(loss='hinge') defaults (ours)" if not params else
              "DSGClassifier(loss='hinge', " + ", ".join(f"{k}={v:.3g}" for k, v in params.items())
              + ") (ours, --quick stand-in)")
     defaults = DSGClassifier(loss="hinge", random_state=0, device="cpu", **params)
-    return {ONE_PASS: dict(trace=trace, count_setup=True),
-            label: dict(trace=single_fit("defaults", defaults, X, y, evaluate, clock=args.clock),
-                        count_setup=True)}
+    runs[label] = single_fit("defaults", defaults, X, y, evaluate, clock=args.clock)
+    return {label: dict(trace=trace, count_setup=True) for label, trace in runs.items()}
 
 
 def baselines(args, X, y, evaluate, sigma, alpha, batch_size, budget) -> dict:
@@ -121,7 +139,7 @@ def run_dataset(args, name: str) -> dict:
     def evaluate(model) -> dict:
         return {"test_error": float(np.mean(model.predict(X_test) != y_test))}
 
-    runs = ours(args, X, y, evaluate, sigma, alpha, setting["batch_size"], setting["block_size"])
+    runs = ours(args, X, y, evaluate, sigma, alpha, setting["batch_size"])
     budget = runs[ONE_PASS]["trace"][-1]["seconds"]
     runs.update(baselines(args, X, y, evaluate, sigma, alpha, setting["batch_size"], budget))
     return dict(n_train=len(X), n_test=len(X_test), sigma=sigma, alpha=alpha, budget_s=budget,
@@ -153,7 +171,8 @@ def draw(results: dict):
             within = {label: dict(run, trace=[
                 row for row in run["trace"]
                 if plotted_seconds(row, run["count_setup"]) <= budget or row["mark"]])
-                for label, run in result["runs"].items() if "(ours" not in label or label == ONE_PASS}
+                for label, run in result["runs"].items()
+                if "(ours" not in label or label in (ONE_PASS, DECAYING)}
             plot_curves(axes[2 * i + 1], within, "test_error", ylabel="test error",
                         title=f"{name}, SC2: within ours' {budget:.2f} s", logy=False)
     return figure(2 * len(results), panels, width=5.5)
@@ -161,8 +180,8 @@ def draw(results: dict):
 
 def describe(args, result: dict) -> str:
     return (f"{result['n_train']} training rows, {result['n_test']} test rows; σ = median = "
-            f"{result['sigma']:.4g}, ν = {result['alpha']:.3g}, batch {result['batch_size']}, "
-            f"our block {result['block_size']}, {RANK} features for SDCA / Pegasos; SC2 budget "
+            f"{result['sigma']:.4g}, ν = {result['alpha']:.3g}, batch b = {result['batch_size']}, "
+            f"our block r = 2b, {RANK} features for SDCA / Pegasos; SC2 budget "
             f"= our one pass = {result['budget_s']:.2f} s")
 
 
