@@ -29,7 +29,9 @@ def resolve_dtype(dtype: str) -> torch.dtype:
 
 
 def to_tensor(X, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-    """Rows of a dense or sparse array as a dense tensor on ``device``."""
+    """Rows of a dense or sparse array (or a tensor on any device) as a dense tensor on ``device``."""
+    if isinstance(X, torch.Tensor):
+        return X.to(device=device, dtype=dtype)
     if sp.issparse(X):
         X = X.toarray()
     X = np.ascontiguousarray(X)

@@ -45,9 +45,9 @@ def fit_models(classifier_source, regressor_source):
 
 
 def summary(clf, reg, X_test, Z_test) -> dict:
-    return dict(clf_coef=clf.expansion_.prediction_parameters()[0].numpy(),
+    return dict(clf_coef=clf.expansion_.prediction_parameters()[0].cpu().numpy(),
                 clf_decision=clf.decision_function(X_test), clf_sigma=clf.sigma_,
-                clf_alpha=clf.alpha_, reg_coef=reg.expansion_.prediction_parameters()[0].numpy(),
+                clf_alpha=clf.alpha_, reg_coef=reg.expansion_.prediction_parameters()[0].cpu().numpy(),
                 reg_predict=reg.predict(Z_test), reg_components=reg.n_components_,
                 reg_alpha=reg.alpha_, n_iter=(clf.n_iter_, reg.n_iter_))
 

@@ -241,9 +241,13 @@ def _snapshot(clf, X):
             clf.state_.sums.clone(), clf.state_.counts.clone(), clf.state_.random.clone())
 
 
+def _host(value):
+    return value.cpu() if isinstance(value, torch.Tensor) else value
+
+
 def _assert_unchanged(clf, X, before):
     for a, b in zip(_snapshot(clf, X), before):
-        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+        np.testing.assert_array_equal(np.asarray(_host(a)), np.asarray(_host(b)))
 
 
 BAD = {

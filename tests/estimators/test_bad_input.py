@@ -27,7 +27,7 @@ def _assert_unchanged(model, X, before):
     after = _snapshot(model, X)
     np.testing.assert_array_equal(after[0], before[0])
     assert after[1:3] == before[1:3]
-    assert np.array_equal(after[3].numpy(), before[3].numpy())
+    assert np.array_equal(after[3].cpu().numpy(), before[3].cpu().numpy())
 
 
 BAD_X = {

@@ -174,7 +174,7 @@ def sketch_preconditioner(feature_map: FeatureMap, n_blocks: int, X_sketch: torc
                               @ V) ** 2 for rows in _row_chunks(s, D)])  # (v_iᵀφ̃)² per sketch row
     return Preconditioner(V=V.to(X_sketch.dtype), eigenvalues=lam[: k + 1].clone(),
                           curvature=weight_scale / loss.step_scale,
-                          alphas=torch.as_tensor(alphas, dtype=torch.float64),
+                          alphas=torch.as_tensor(alphas, dtype=torch.float64, device=lam.device),
                           beta_rows=(sq_norms, projections), row_weights=row_weights)
 
 
