@@ -27,7 +27,7 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
     ``y``). The default ``fit`` converges (README, "How it works"): it holds out
     ``validation_fraction`` of the rows, races bandwidths by successive halving with every
     ``alpha`` candidate as an extra output, doubles the features while the validation loss
-    improves (up to ``8·√n·ln n``), and runs preconditioned SGD epochs on them
+    improves (up to ``16·√n·ln n``), and runs preconditioned SGD epochs on them
     (:mod:`kernelstream.solvers.preconditioned`) until the validation loss stops improving.
     ``solver="one_pass"`` is the paper's Algorithm 1; ``partial_fit`` always is. Scale the
     features yourself (``StandardScaler`` in a pipeline), as for ``SVR``.
@@ -84,7 +84,7 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
         Average the iterates (from step ``average`` when an int).
     n_components : int, default=None
         Number of random features, as a budget. ``None``: the preconditioned ``fit`` doubles the
-        features while the validation loss improves, up to ``8·√n·ln n``; a ``partial_fit``
+        features while the validation loss improves, up to ``16·√n·ln n``; a ``partial_fit``
         stream's budget follows the rows seen the same way; the one-pass ``fit`` adds a block per
         step without bound. Past a budget, one-pass steps revisit blocks cyclically. Budgets
         that are not a multiple of ``block_size`` use ``ceil(n_components / block_size)`` equal
