@@ -296,7 +296,7 @@ class DSGBase(EstimatorState, BaseEstimator):
         """Steps on consecutive ``batch_size`` rows of a stream, in order, with the stream's bar.
 
         Without ``n_components`` the feature budget follows the rows seen so far,
-        ``16·√n·ln n`` features (:func:`~kernelstream.estimators._converging.default_features`);
+        ``16·√n·ln n`` features (:func:`~kernelstream.estimators._budget.default_features`);
         past it, steps revisit blocks."""
         b, expansion = self.batch_size, self.expansion_
         targets = self._targets(y, X.shape[0])

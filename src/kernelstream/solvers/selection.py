@@ -32,6 +32,7 @@ from .._state import feature_map_from_config
 from ..features.base import FeatureMap
 from ..losses import Loss
 from .preconditioned import EpochControl, EpochState, FitResult, run_epochs, sketch_preconditioner
+from .streams import StreamValidation
 
 __all__ = ["Problem", "GrowthState", "train", "grow_features", "race_bandwidths", "cross_validate",
            "RACE_ROWS", "SKETCH_ROWS"]
@@ -244,10 +245,9 @@ def _effective_validation_rows(problem) -> float:
     validation = problem.validation
     if validation is None:
         return 0.0
-    if not isinstance(validation, tuple):
-        return validation.effective_rows()
-    w = validation[2].double()
-    return float(w.sum() ** 2 / (w * w).sum())
+    if isinstance(validation, tuple):  # in memory: one batch of held-out rows
+        validation = StreamValidation([validation])
+    return validation.effective_rows()
 
 
 def _grow(problem, feature_map, alphas, stage: EpochControl, max_blocks: int, growth_tol: float,
