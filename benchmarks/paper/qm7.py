@@ -68,6 +68,20 @@ def make_encoder(C_train: np.ndarray, args):
     return CoulombBinariser(seed=args.seed).fit(C_train).transform_draws
 
 
+def project(X: np.ndarray, X_test: np.ndarray, k: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``X`` and ``X_test`` on the top ``k`` principal axes of the training rows ``X``.
+
+    The binarised codes are redundant: on fold 0 the 2,098 coordinates keep all but 0.7% of
+    their variance in 256 axes, the squared distance lost is about 30 against a median of
+    ``60² = 3,600``, so a Gaussian kernel of ``σ ≥ 100`` changes by under 0.2% while every
+    random feature costs ``k`` multiply-adds instead of 2,098.
+    """
+    from sklearn.decomposition import PCA
+
+    pca = PCA(n_components=k, random_state=seed).fit(X)
+    return pca.transform(X).astype(np.float32), pca.transform(X_test).astype(np.float32)
+
+
 def run_fold(C, T, train, test, args) -> dict:
     """Fit the binariser and the model on ``train`` (``train_draws`` sortings each), predict
     ``test_draws`` sortings of every test molecule; the fold's record (errors and times)."""
@@ -75,6 +89,8 @@ def run_fold(C, T, train, test, args) -> dict:
     X = encode(C[train], args.train_draws, args.seed + 1)
     y = np.tile(T[train], args.train_draws)  # draw-major, as the rows of X
     X_test = encode(C[test], args.test_draws, args.seed + 2)
+    if args.pca:
+        X, X_test = project(X, X_test, args.pca, args.seed)
     model = DSGRegressor(random_state=args.seed, **args.params)
     with Stopwatch() as fit:
         model.fit(X, y)
@@ -118,6 +134,8 @@ def parse(argv) -> argparse.Namespace:
                         help="JSON of DSGRegressor parameters ('{}': the defaults)")
     parser.add_argument("--inputs", choices=["binarised", "entries"], default="binarised",
                         help="binarised codes (the paper) or the raw sorted upper-triangle entries")
+    parser.add_argument("--pca", type=int, default=None,
+                        help="project the inputs on this many principal axes of the fold's training rows")
     parser.add_argument("--n-train", type=int, default=None, help="first training molecules only")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1)
@@ -145,7 +163,8 @@ def run(args) -> dict:
     """:func:`main` on parsed arguments."""
     data = load("qm7")
     C, T = data["X"], data["T"].astype(np.float64)
-    title = (f"QM7: DSGRegressor on {args.inputs} random Coulomb matrices, {args.train_draws} train / "
+    inputs = args.inputs + (f" (PCA-{args.pca})" if args.pca else "")
+    title = (f"QM7: DSGRegressor on {inputs} random Coulomb matrices, {args.train_draws} train / "
              f"{args.test_draws} test draws, params {json.dumps(args.params)}")
     print(f"# {title}; {machine_line(args.threads)}")
     table = markdown_table(HEADER, [])

@@ -252,7 +252,7 @@ class DSGBase(EstimatorState, BaseEstimator):
         from ._streaming import check_arrays_absent, fit_one_pass_stream, fit_preconditioned_stream
 
         check_arrays_absent(y, sample_weight)
-        if getattr(self, "solver", "one_pass") == "preconditioned":
+        if getattr(self, "solver", "one_pass") != "one_pass":
             return fit_preconditioned_stream(self, data, classes)
         return fit_one_pass_stream(self, data, classes)
 

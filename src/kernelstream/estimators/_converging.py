@@ -23,6 +23,7 @@ from .._validation import Integral, Interval, Real, StrOptions
 from ..expansion import Expansion
 from ..features import kernel_class, make_feature_map, resolve_bandwidth
 from ..rng import draw_seed
+from ..solvers.conjugate import QUADRATIC_LOSSES
 from ..solvers.preconditioned import INTERCEPT_FEATURE, EpochControl
 from ..solvers.selection import Problem, cross_validate, grow_features, race_bandwidths
 from ..solvers.streams import rows_of, subset
@@ -50,7 +51,7 @@ RACE_BLOCKS = 1
 MAX_ITER = 100
 
 CONVERGING_CONSTRAINTS = {
-    "solver": [StrOptions({"preconditioned", "one_pass"})],
+    "solver": [StrOptions({"preconditioned", "cg", "one_pass"})],
     "sigma": [Interval(Real, 0, None, closed="neither"), StrOptions({"median", "auto"})],
     "alpha": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
     "tol": [Interval(Real, 0, None, closed="left"), None],
@@ -87,8 +88,9 @@ class ConvergingMixin:
             if not warm:
                 self.seed_ = seed
                 self.device_ = resolve_device(self.device)
-                self._resolve_loss("preconditioned")
+                self._resolve_loss(self.solver)
                 self._fit_target_scaling(y)
+            self._check_solver_loss()
             targets = self._targets(y, X.shape[0])
             weight = sample_weight * self._class_weights(targets)
             run.check_data(X, targets, weight, self._theta() if warm else None, self.device_)
@@ -132,6 +134,13 @@ class ConvergingMixin:
         except ValueError:  # a class too small to stratify
             return tuple(train_test_split(rows, test_size=n_val, random_state=seed))
 
+    def _check_solver_loss(self) -> None:
+        """``solver="cg"`` solves the squared loss's normal equations: refuse other losses."""
+        loss = getattr(self, "loss_", None) or self.loss  # the classifier's "auto" resolved
+        if self.solver == "cg" and loss not in QUADRATIC_LOSSES:
+            raise ValueError(f"solver='cg' (conjugate gradients) needs the squared loss; "
+                             f"loss={loss!r} needs solver='preconditioned'.")
+
     def _stratify_labels(self, y):
         return None
 
@@ -158,7 +167,11 @@ class ConvergingMixin:
                                  "early_stopping=False with numbers for sigma and alpha.")
         return Problem(X_t, y_t, w_t, validation, self._make_loss(), self._n_outputs(),
                        min(self.batch_size, len(train_rows)), self.seed_ % 2**32,
-                       torch.as_tensor(train_rows, device=device))
+                       torch.as_tensor(train_rows, device=device), method=self._inner_method())
+
+    def _inner_method(self) -> str:
+        """The :class:`~kernelstream.solvers.selection.Problem` method of ``solver``."""
+        return "cg" if self.solver == "cg" else "sgd"
 
     def _control(self, max_iter=None) -> EpochControl:
         epochs = MAX_ITER if self.max_iter == "auto" else int(self.max_iter)

@@ -190,6 +190,8 @@ def _start(estimator, whole: Source, stats, seed: int, classes) -> None:
         del estimator.feature_names_in_
     _start_labels(estimator, whole, stats, classes)
     estimator._resolve_loss(getattr(estimator, "solver", "one_pass"))
+    if hasattr(estimator, "_check_solver_loss"):
+        estimator._check_solver_loss()
 
 
 def _sample_problem(estimator, stats, convert: ChunkConverter) -> tuple[Problem, Problem]:
@@ -205,7 +207,8 @@ def _sample_problem(estimator, stats, convert: ChunkConverter) -> tuple[Problem,
                          "pass more rows, or numbers for sigma and alpha.")
     n = X.shape[0]
     common = dict(loss=estimator._make_loss(), n_outputs=estimator._n_outputs(),
-                  batch_size=min(estimator.batch_size, n), seed=estimator.seed_ % 2**32)
+                  batch_size=min(estimator.batch_size, n), seed=estimator.seed_ % 2**32,
+                  method=estimator._inner_method())
     problem = Problem(X, y, w, validation, train_rows=torch.arange(n, device=X.device), **common)
     rows = concat_chunks([train, held]) if validation is not None else train
     X_all, y_all, w_all = convert(rows, dense=False)
@@ -254,7 +257,7 @@ def _stream_problem(estimator, readers, holdout, split_seed, stats, convert, com
         batch_size=min(estimator.batch_size, max(1, stats.n_train)),
         seed=estimator.seed_ % 2**32,
         empty_batch=tuple(t[:0] for t in convert(take(sample, slice(0, 1)))),
-        comm=comm if comm.world_size > 1 else None)
+        comm=comm if comm.world_size > 1 else None, method=estimator._inner_method())
 
 
 def _held_out_rows(estimator, whole: Source) -> int:

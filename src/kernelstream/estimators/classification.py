@@ -69,7 +69,8 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
         "logistic". "auto" is "squared" for a binary ``fit`` with ``solver="preconditioned"``
         (lower test error than the logistic loss on 4 of 7 binary data sets, within 10% of a
         tuned peer on all: see ``AUTO_BINARY_LOSS``), else "logistic" (the softmax over three
-        or more classes, ``solver="one_pass"``, ``partial_fit``); ``loss_`` says which.
+        or more classes, ``solver="one_pass"``, ``partial_fit``), and "squared" for every
+        ``solver="cg"`` fit (conjugate gradients solve least squares only); ``loss_`` says which.
         ``predict_proba`` is the logistic model's, or for the other losses
         ``softmax(τ·f)`` with ``τ`` fitted on the validation rows (temperature scaling).
     class_weight : dict, "balanced" or None, default=None
@@ -219,6 +220,8 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
         """``loss`` with "auto" resolved for ``solver`` and "log_loss" spelled "logistic"."""
         if self.loss == "auto":
             binary = len(getattr(self, "classes_", ())) == 2
+            if solver == "cg":  # conjugate gradients solve least squares only
+                return "squared"
             return AUTO_BINARY_LOSS if solver == "preconditioned" and binary else "logistic"
         return "logistic" if self.loss == "log_loss" else self.loss
 

@@ -41,8 +41,11 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
         Huber threshold / insensitive-zone half width, in units of ``y``.
     quantile : float, default=0.5
         Quantile τ of the pinball loss.
-    solver : {"preconditioned", "one_pass"}, default="preconditioned"
-        The converging solver described above, or one pass of the paper's algorithm (a new block
+    solver : {"preconditioned", "cg", "one_pass"}, default="preconditioned"
+        The converging solver described above; "cg", the same fit with every model trained by
+        preconditioned conjugate gradients on the ridge normal equations (squared loss only,
+        :mod:`kernelstream.solvers.conjugate`: one pass per iteration, nearer the regularised
+        optimum per pass at small ``alpha``); or one pass of the paper's algorithm (a new block
         per step, the schedule, preconditioning and averaging parameters below).
     kernel : str, default="rbf"
         A registered kernel: "rbf", "laplace", "matern" (``kernel_params={"nu": 1.5}``), ...

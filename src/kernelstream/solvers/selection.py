@@ -31,6 +31,7 @@ import torch
 from .._state import feature_map_from_config
 from ..features.base import FeatureMap
 from ..losses import Loss
+from .conjugate import CG_SKETCH_ROWS, conjugate_preconditioner, run_conjugate_gradients
 from .preconditioned import EpochControl, EpochState, FitResult, run_epochs, sketch_preconditioner
 from .streams import StreamValidation
 
@@ -39,6 +40,8 @@ __all__ = ["Problem", "GrowthState", "train", "grow_features", "race_bandwidths"
 
 #: rows of the first rung of the race (each later rung has 4× more)
 RACE_ROWS = 4096
+#: rows per batch of a conjugate-gradient pass (the batch only bounds the rows gathered at once)
+CG_BATCH = 8192
 #: the smallest batch the critical-batch rule may choose
 MIN_BATCH = 512
 #: epochs per feature size while the features may still grow (the size kept trains on)
@@ -69,6 +72,8 @@ class Problem:
     batch_size: int
     seed: int
     train_rows: torch.Tensor | None = None
+    #: "sgd": preconditioned stochastic steps; "cg": conjugate gradients (squared loss)
+    method: str = "sgd"
 
     @property
     def n_train(self) -> int:
@@ -140,6 +145,8 @@ def train(problem: Problem, feature_map: FeatureMap, n_blocks: int, alphas, cont
     batch (at least ``MIN_BATCH``); ``state`` as in :func:`run_epochs` (the preconditioner is
     recomputed from its seeded sketch rows, the same bits every time)."""
     D = n_blocks * feature_map.block_size
+    if getattr(problem, "method", "sgd") == "cg":
+        return _train_conjugate(problem, feature_map, n_blocks, alphas, control, theta, callback, state)
     X_sketch, weight_scale, row_weights = problem.sketch(_sketch_rows(problem.n_train, D))
     precond = problem.agree(sketch_preconditioner(feature_map, n_blocks, X_sketch, problem.loss, alphas,
                                                   weight_scale, row_weights))
@@ -148,6 +155,22 @@ def train(problem: Problem, feature_map: FeatureMap, n_blocks: int, alphas, cont
         theta = X_sketch.new_zeros((D + 1, len(alphas) * problem.n_outputs))
     result = run_epochs(feature_map, n_blocks, theta, precond, problem.loss, problem.batches(batch),
                         control, problem.validation, callback, state=state, comm=problem.comm)
+    return problem.agree(result)
+
+
+def _train_conjugate(problem, feature_map, n_blocks, alphas, control, theta, callback, state) -> FitResult:
+    """:func:`train` by conjugate gradients: the preconditioner of
+    :func:`~.conjugate.conjugate_preconditioner` on up to ``CG_SKETCH_ROWS`` rows drawn as for
+    the stochastic solver (``∝ w`` with unequal weights, whose rows then count once each),
+    passes in batches of ``CG_BATCH`` rows."""
+    D = n_blocks * feature_map.block_size
+    X_sketch, weight_scale, _ = problem.sketch(min(problem.n_train, CG_SKETCH_ROWS))
+    precond = problem.agree(conjugate_preconditioner(feature_map, n_blocks, X_sketch, alphas, weight_scale))
+    if theta is None:
+        theta = X_sketch.new_zeros((D + 1, len(alphas) * problem.n_outputs))
+    result = run_conjugate_gradients(feature_map, n_blocks, theta, precond, problem.loss,
+                                     problem.batches(min(problem.n_train, CG_BATCH)), control,
+                                     problem.validation, callback, state=state, comm=problem.comm)
     return problem.agree(result)
 
 

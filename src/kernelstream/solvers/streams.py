@@ -181,6 +181,7 @@ class StreamProblem:
     seed: int
     empty_batch: tuple
     comm: object | None = None
+    method: str = "sgd"
 
     @property
     def n_train(self) -> int:
