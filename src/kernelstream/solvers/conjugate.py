@@ -21,9 +21,10 @@ features of every row once and gives both the gradient at ``θ`` and ``H p``, so
 - ``H p = Φ̃ᵀ diag(w) (ℓ'(Φ̃θ + Φ̃p) − ℓ'(Φ̃θ))/n + α p_W`` is exact for a quadratic loss, in
   float64 on the rows' outputs.
 
-The iterates are scored like the stochastic solver's (validation loss, else training loss) and
-each column keeps its best: stopping early on the validation loss regularises, as it does for
-gradient descent. A resumed run restarts the directions from its saved iterate.
+The iterates are scored on the validation rows like the stochastic solver's, and each column
+keeps its best: stopping early on the validation loss regularises, as it does for gradient
+descent. Without validation rows they are scored by ``F`` itself (the stochastic solver uses the
+training loss alone), which conjugate gradients lower at every step. A resumed run restarts the directions from its saved iterate.
 """
 
 from __future__ import annotations
@@ -71,11 +72,14 @@ def conjugate_preconditioner(feature_map: FeatureMap, n_blocks: int, X_sketch: t
     for j in range(0, n_blocks, group):
         Psi = feature_map.features(X_sketch, range(j, min(j + group, n_blocks))).reshape(s, -1) * scale
         gram += (Psi @ Psi.T).double()
+    kappa = float(torch.diagonal(gram).max())  # max ‖φ̃‖² over the sketch rows
     lam, U = torch.linalg.eigh(gram / s)
     del gram
     lam, U = lam.flip(0).clamp_min(0), U.flip(1)
-    keep = int((lam > lam[0] * _RELATIVE_FLOOR.get(dtype, 1e-6)).sum())
-    k = max(1, min(keep - 1, s - 1, n_blocks * r))  # λ_{k+1} is the scale of the rest
+    # directions the s rows resolve: λ ≥ κ/s (below it one row can hold the whole eigenvalue, and
+    # the rows unseen by the sketch can put more there), above the round-off of the sum
+    floor = max(kappa / s, float(lam[0]) * _RELATIVE_FLOOR.get(dtype, 1e-6))
+    k = max(1, min(int((lam >= floor).sum()), s - 1, n_blocks * r))  # λ_{k+1}: the rest's scale
     scaled = (U[:, :k] / torch.sqrt(s * lam[:k])).to(dtype)
     del U
     V = torch.empty((n_blocks * r + 1, k), dtype=dtype, device=X_sketch.device)
@@ -139,7 +143,7 @@ def run_conjugate_gradients(feature_map: FeatureMap, n_blocks: int, theta: torch
                                      "(non-finite coefficients); standardise X and check y.")
         iterate = theta.to(result.theta.dtype)
         scored = before if validation is None else iterate
-        monitored = (train if validation is None else
+        monitored = (_objective(train, before, precond.alphas, C) if validation is None else
                      monitored_validation(validation, feature_map, n_blocks, iterate, loss, n_alphas).cpu())
         result.n_epochs = epoch + 1
         result.n_steps += 1
@@ -155,6 +159,13 @@ def run_conjugate_gradients(feature_map: FeatureMap, n_blocks: int, theta: torch
         if callback is not None:
             callback(epoch + 1, float(monitored.min()))
     return result
+
+
+def _objective(train: torch.Tensor, theta: torch.Tensor, alphas: torch.Tensor, C: int) -> torch.Tensor:
+    """``F(θ)`` per ``α`` column: the mean training loss plus ``(α/2)‖W‖²`` — what conjugate
+    gradients lower at every step, so that without validation rows the last iterate is kept."""
+    squares = theta[:-1].double().square().sum(dim=0).reshape(-1, C).sum(dim=1).cpu()
+    return train + 0.5 * alphas.cpu() * squares
 
 
 def _positive(x: torch.Tensor) -> torch.Tensor:
