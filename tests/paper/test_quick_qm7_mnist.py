@@ -39,3 +39,10 @@ def test_mnist_vs_mlp_quick(tmp_path):
     assert result["kernel"]["test_error"] < 0.3 and curve[-1]["test_error"] < 0.3
     assert np.isclose(curve[-1]["cpu_s"], result["kernel"]["fit_cpu_s"], rtol=0.5, atol=0.5)  # same budget
     assert (tmp_path / "mnist_vs_mlp.png").stat().st_size > 0
+
+
+def test_qm7_quick_on_principal_axes(tmp_path):
+    shared_dataset("qm7")
+    records = qm7.main(["--quick", "--pca", "64", "--out", str(tmp_path)])
+    assert records[0]["n_inputs"] == 64 and records[0]["mae"] < records[0]["mae_mean_predictor"] / 4
+    assert "(PCA-64)" in (tmp_path / "qm7.md").read_text()

@@ -88,3 +88,13 @@ def test_solver_cg_refuses_a_loss_it_cannot_solve_and_keeps_the_model():
     assert not hasattr(model, "expansion_")
     with pytest.raises(ValueError, match="solver='cg'.*squared"):
         DSGClassifier(solver="cg", loss="logistic").fit(X, y > 0)
+
+
+def test_the_solver_benchmark_compares_both_solvers(tmp_path):
+    from benchmarks.perf import solver_cg
+
+    solver_cg.main(["--only", "breast_cancer", "--seeds", "0", "--out", str(tmp_path / "cg.md")])
+    text = (tmp_path / "cg.md").read_text()
+    row = next(line for line in text.splitlines() if line.startswith("| breast_cancer"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert 0 < float(cells[2]) < 0.15 and 0 < float(cells[3]) < 0.15  # error rates of both solvers

@@ -58,39 +58,74 @@ def conjugate_preconditioner(feature_map: FeatureMap, n_blocks: int, X_sketch: t
 
     Unlike the stochastic solver's (:func:`~.preconditioned.sketch_preconditioner`), whose rank
     is bounded by its step-size rule, conjugate gradients gain from every eigendirection made
-    exact: the iterations needed scale as ``√((λ_{k+1} + α)/α)``. The ``s × s`` Gram
-    ``Φ̃_sΦ̃_sᵀ/s`` is accumulated in the features' precision over groups of blocks (``O(s²)``
-    memory), factored in float64, and ``V = Φ̃_sᵀUΛ^{-1/2}/√s`` (``(D+1) × k``) kept in the
-    features' precision.
+    exact: the iterations needed scale as ``√((λ_{k+1} + α)/α)``. With ``D + 1 ≤ s`` the
+    ``(D+1)²`` covariance is factored, else the ``s × s`` Gram ``Φ̃_sΦ̃_sᵀ/s`` (``O(s²)``
+    memory) with ``V = Φ̃_sᵀUΛ^{-1/2}/√s``; both are summed in the features' precision and
+    factored in float64, and ``V`` (``(D+1) × k``) is kept in the features' precision.
     """
     s, r = X_sketch.shape[0], feature_map.block_size
-    dtype = X_sketch.dtype
-    gram = torch.full((s, s), INTERCEPT_FEATURE**2, dtype=torch.float64, device=X_sketch.device)
-    group = max(1, min(_CHUNK_FLOATS // (s * r),
-                       _PARAM_BYTES // (feature_map.block_param_numel() * X_sketch.element_size())))
-    scale = n_blocks**-0.5
-    for j in range(0, n_blocks, group):
-        Psi = feature_map.features(X_sketch, range(j, min(j + group, n_blocks))).reshape(s, -1) * scale
-        gram += (Psi @ Psi.T).double()
-    kappa = float(torch.diagonal(gram).max())  # max ‖φ̃‖² over the sketch rows
-    lam, U = torch.linalg.eigh(gram / s)
-    del gram
-    lam, U = lam.flip(0).clamp_min(0), U.flip(1)
-    # directions the s rows resolve: λ ≥ κ/s (below it one row can hold the whole eigenvalue, and
-    # the rows unseen by the sketch can put more there), above the round-off of the sum
+    D, dtype = n_blocks * r, X_sketch.dtype
+    route = _covariance_eigen if D + 1 <= s else _gram_eigen
+    lam, eigenvectors, kappa = route(feature_map, n_blocks, X_sketch)
+    # the directions the s rows resolve: λ ≥ κ/s (below it one row can hold the whole eigenvalue,
+    # and rows the sketch did not draw can put more there), above the round-off of the sums
     floor = max(kappa / s, float(lam[0]) * _RELATIVE_FLOOR.get(dtype, 1e-6))
-    k = max(1, min(int((lam >= floor).sum()), s - 1, n_blocks * r))  # λ_{k+1}: the rest's scale
-    scaled = (U[:, :k] / torch.sqrt(s * lam[:k])).to(dtype)
-    del U
-    V = torch.empty((n_blocks * r + 1, k), dtype=dtype, device=X_sketch.device)
-    for j in range(0, n_blocks, group):
-        blocks = range(j, min(j + group, n_blocks))
-        Psi = feature_map.features(X_sketch, blocks).reshape(s, -1) * scale
-        V[j * r:blocks.stop * r] = Psi.T @ scaled
-    V[-1] = INTERCEPT_FEATURE * scaled.sum(dim=0)
+    k = max(1, min(int((lam >= floor).sum()), lam.shape[0] - 1))  # λ_{k+1}: the rest's scale
+    V = eigenvectors(k)
     return Preconditioner(V=V, eigenvalues=lam[:k + 1].clone(), curvature=weight_scale,
                           alphas=torch.as_tensor(alphas, dtype=torch.float64, device=lam.device),
                           beta_rows=None)
+
+
+def _covariance_eigen(feature_map, n_blocks, X):
+    """Descending eigenvalues of ``Φ̃ᵀΦ̃/s`` from the ``(D+1)²`` covariance summed over row
+    chunks (products in the features' precision), ``V(k)`` (its top ``k`` eigenvectors) and
+    ``κ = max ‖φ̃‖²``."""
+    s, D = X.shape[0], n_blocks * feature_map.block_size
+    cov = torch.zeros((D + 1, D + 1), dtype=torch.float64, device=X.device)
+    kappa = 0.0
+    for rows in _row_chunks(s, D):
+        Phi = feature_matrix(feature_map, X[rows], n_blocks)
+        Phi = torch.cat([Phi, Phi.new_full((Phi.shape[0], 1), INTERCEPT_FEATURE)], dim=1)
+        cov += (Phi.T @ Phi).double()
+        kappa = max(kappa, float((Phi * Phi).sum(dim=1).max()))
+    lam, V = torch.linalg.eigh(cov / s)
+    lam, V = lam.flip(0).clamp_min(0), V.flip(1)
+    return lam, lambda k: V[:, :k].to(X.dtype).contiguous(), kappa
+
+
+def _gram_eigen(feature_map, n_blocks, X):
+    """Descending eigenvalues of ``Φ̃ᵀΦ̃/s`` from the ``s × s`` Gram (summed over groups of blocks,
+    products in the features' precision), ``κ``, and ``V(k)``: the top ``k`` eigenvectors
+    ``Φ̃ᵀUΛ^{-1/2}/√s`` ``(D+1, k)`` in the features' precision."""
+    s, r = X.shape[0], feature_map.block_size
+    gram = torch.full((s, s), INTERCEPT_FEATURE**2, dtype=torch.float64, device=X.device)
+    group = max(1, min(_CHUNK_FLOATS // (s * r),
+                       _PARAM_BYTES // (feature_map.block_param_numel() * X.element_size())))
+    scale = n_blocks**-0.5
+
+    def blocks_of(j):
+        blocks = range(j, min(j + group, n_blocks))
+        return blocks, feature_map.features(X, blocks).reshape(s, -1) * scale
+
+    for j in range(0, n_blocks, group):
+        Psi = blocks_of(j)[1]
+        gram += (Psi @ Psi.T).double()
+    kappa = float(torch.diagonal(gram).max())
+    lam, U = torch.linalg.eigh(gram / s)
+    del gram
+    lam, U = lam.flip(0).clamp_min(0), U.flip(1)
+
+    def eigenvectors(k: int) -> torch.Tensor:
+        scaled = (U[:, :k] / torch.sqrt(s * lam[:k])).to(X.dtype)
+        V = torch.empty((n_blocks * r + 1, k), dtype=X.dtype, device=X.device)
+        for j in range(0, n_blocks, group):
+            blocks, Psi = blocks_of(j)
+            V[j * r:blocks.stop * r] = Psi.T @ scaled
+        V[-1] = INTERCEPT_FEATURE * scaled.sum(dim=0)
+        return V
+
+    return lam, eigenvectors, kappa
 
 
 def run_conjugate_gradients(feature_map: FeatureMap, n_blocks: int, theta: torch.Tensor,
