@@ -325,3 +325,16 @@ def test_checkpoint_every_counts_epochs_or_time(tmp_path, snapshots):
     for bad in ("10", "5 days", 0, True):
         with pytest.raises(ValueError, match="checkpoint_every"):
             parse_every(bad)
+
+
+def test_conjugate_gradients_resume_with_their_direction(tmp_path, snapshots):
+    """``solver="cg"``: the iterate and the next search direction are in every checkpoint, so a
+    fit resumed from any of them ends with the uninterrupted model."""
+    X, y = _regression(1500)
+    params = dict(SMALL, solver="cg", sigma=0.5, alpha=1e-6, n_components=128, max_iter=8, tol=None)
+    whole = DSGRegressor(**params).fit(X, y)
+    DSGRegressor(**params, checkpoint=tmp_path / "fit.ckpt").fit(X, y)
+    written = list(snapshots)
+    assert whole.n_iter_ == 8 == len(written) - 1
+    for path in written[1:]:
+        assert_same_fit(DSGRegressor(**params).fit(X, y, resume=path), whole, X)

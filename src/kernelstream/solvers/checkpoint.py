@@ -57,7 +57,7 @@ def epoch_state_dict(state: EpochState) -> dict[str, Any]:
     """:class:`EpochState` as a state dict."""
     return dict(theta=state.theta, result=fit_result_dict(state.result),
                 sums=[[total, steps] for total, steps in state.sums], stale=state.stale,
-                eta=state.eta, epoch=state.epoch)
+                eta=state.eta, epoch=state.epoch, direction=state.direction)
 
 
 def epoch_state_from_dict(state: dict[str, Any], device) -> EpochState:
@@ -66,7 +66,7 @@ def epoch_state_from_dict(state: dict[str, Any], device) -> EpochState:
                       result=fit_result_from_dict(state["result"], device),
                       sums=[(_copy(total, device), int(steps)) for total, steps in state["sums"]],
                       stale=int(state["stale"]), eta=_copy(state["eta"], device),
-                      epoch=int(state["epoch"]))
+                      epoch=int(state["epoch"]), direction=_copy(state.get("direction"), device))
 
 
 def growth_state_dict(state: GrowthState) -> dict[str, Any]:

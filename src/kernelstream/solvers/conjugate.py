@@ -24,7 +24,8 @@ features of every row once and gives both the gradient at ``θ`` and ``H p``, so
 The iterates are scored on the validation rows like the stochastic solver's, and each column
 keeps its best: stopping early on the validation loss regularises, as it does for gradient
 descent. Without validation rows they are scored by ``F`` itself (the stochastic solver uses the
-training loss alone), which conjugate gradients lower at every step. A resumed run restarts the directions from its saved iterate.
+training loss alone), which conjugate gradients lower at every step. The epoch state holds the
+iterate and the next direction in float64, so a run resumed from a checkpoint goes on exactly.
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ import torch
 from ..features.base import FeatureMap
 from ..losses import Loss
 from .preconditioned import (_CHUNK_FLOATS, _PARAM_BYTES, INTERCEPT_FEATURE, EpochControl, EpochState,
-                             FitResult, Preconditioner, _improved, _row_chunks, _started,
-                             feature_matrix, monitored_validation)
+                             FitResult, Preconditioner, _row_chunks, _started, feature_matrix,
+                             monitored_validation, record_epoch)
 
 __all__ = ["QUADRATIC_LOSSES", "CG_SKETCH_ROWS", "conjugate_preconditioner", "run_conjugate_gradients"]
 
@@ -153,7 +154,7 @@ def run_conjugate_gradients(feature_map: FeatureMap, n_blocks: int, theta: torch
     def preconditioned(r: torch.Tensor) -> torch.Tensor:  # P r, every column with its α
         return r * tail + (V @ ((V.T @ r.to(V.dtype)).double() * top).to(V.dtype)).double()
 
-    direction = None  # p
+    direction = state.direction  # p (None: the first pass only computes the gradient)
     for epoch in range(state.epoch, control.max_iter):
         if control.tol is not None and state.stale >= control.n_iter_no_change:
             break
@@ -180,19 +181,9 @@ def run_conjugate_gradients(feature_map: FeatureMap, n_blocks: int, theta: torch
         scored = before if validation is None else iterate
         monitored = (_objective(train, before, precond.alphas, C) if validation is None else
                      monitored_validation(validation, feature_map, n_blocks, iterate, loss, n_alphas).cpu())
-        result.n_epochs = epoch + 1
         result.n_steps += 1
-        result.loss_curve.append(float(train.min()))
-        result.validation_curve.append(monitored.tolist())
-        improved = _improved(monitored, result.best_loss, control.tol)
-        for a in torch.nonzero(monitored < result.best_loss).flatten().tolist():
-            result.best_loss[a] = monitored[a]
-            result.best_epoch[a] = epoch
-            result.theta[:, a * C:(a + 1) * C] = scored[:, a * C:(a + 1) * C]
-        state.theta, state.epoch = iterate, epoch + 1
-        state.stale = 0 if improved else state.stale + 1
-        if callback is not None:
-            callback(epoch + 1, float(monitored.min()))
+        state.theta, state.direction = theta, direction  # float64: a resumed run goes on exactly
+        record_epoch(result, state, epoch, train, monitored, scored, control, callback)
     return result
 
 

@@ -50,7 +50,7 @@ from ..losses import Loss
 
 __all__ = ["INTERCEPT_FEATURE", "Preconditioner", "FitResult", "EpochState", "sketch_preconditioner",
            "run_epochs", "feature_matrix", "batch_sums", "reduced_gradient", "validation_sums",
-           "MAX_RANK"]
+           "MAX_RANK", "record_epoch"]
 
 #: most eigenvectors kept in the preconditioner (``(D + 1)·k`` floats)
 MAX_RANK = 1024
@@ -343,6 +343,7 @@ class EpochState:
     stale: int = 0
     eta: torch.Tensor | None = None
     epoch: int = 0
+    direction: torch.Tensor | None = None  # conjugate gradients: the next search direction
 
 
 def run_epochs(feature_map: FeatureMap, n_blocks: int, theta: torch.Tensor, precond: Preconditioner,
@@ -396,19 +397,30 @@ def run_epochs(feature_map: FeatureMap, n_blocks: int, theta: torch.Tensor, prec
         train /= max(rows, 1)
         monitored = (train if validation is None else
                      monitored_validation(validation, feature_map, n_blocks, average, loss, n_alphas).cpu())
-        result.n_epochs = epoch + 1
-        result.loss_curve.append(float(train.min()))
-        result.validation_curve.append(monitored.tolist())
-        improved = _improved(monitored, result.best_loss, control.tol)
-        for a in torch.nonzero(monitored < result.best_loss).flatten().tolist():
-            result.best_loss[a] = monitored[a]
-            result.best_epoch[a] = epoch
-            result.theta[:, a * C:(a + 1) * C] = average[:, a * C:(a + 1) * C]
-        state.theta, state.eta, state.epoch = theta, eta, epoch + 1
-        state.stale = 0 if improved else state.stale + 1
-        if callback is not None:
-            callback(epoch + 1, float(monitored.min()))
+        state.theta, state.eta = theta, eta
+        record_epoch(result, state, epoch, train, monitored, average, control, callback)
     return result
+
+
+def record_epoch(result: FitResult, state: EpochState, epoch: int, train: torch.Tensor,
+                 monitored: torch.Tensor, candidate: torch.Tensor, control: EpochControl,
+                 callback=None) -> None:
+    """The end of an epoch: log the training and monitored losses per column ``(A,)``, let each
+    column whose monitored loss is a new best keep ``candidate``'s coefficients, count the
+    epochs without improvement, then ``callback(epoch + 1, best monitored loss)``."""
+    C = candidate.shape[1] // monitored.shape[0]
+    result.n_epochs = epoch + 1
+    result.loss_curve.append(float(train.min()))
+    result.validation_curve.append(monitored.tolist())
+    improved = _improved(monitored, result.best_loss, control.tol)
+    for a in torch.nonzero(monitored < result.best_loss).flatten().tolist():
+        result.best_loss[a] = monitored[a]
+        result.best_epoch[a] = epoch
+        result.theta[:, a * C:(a + 1) * C] = candidate[:, a * C:(a + 1) * C]
+    state.epoch = epoch + 1
+    state.stale = 0 if improved else state.stale + 1
+    if callback is not None:
+        callback(epoch + 1, float(monitored.min()))
 
 
 def _started(state: EpochState | None, theta: torch.Tensor, n_alphas: int) -> EpochState:
