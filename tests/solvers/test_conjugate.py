@@ -98,3 +98,17 @@ def test_the_solver_benchmark_compares_both_solvers(tmp_path):
     row = next(line for line in text.splitlines() if line.startswith("| breast_cancer"))
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert 0 < float(cells[2]) < 0.15 and 0 < float(cells[3]) < 0.15  # error rates of both solvers
+
+
+def test_a_stream_fit_and_a_warm_start_use_conjugate_gradients_too():
+    from kernelstream.data import ArraySource
+
+    rng = np.random.default_rng(2)
+    X = rng.uniform(-3, 3, (2500, 2)).astype(np.float32)
+    y = np.sin(2 * X[:, 0]) * np.cos(X[:, 1]) + 0.1 * rng.standard_normal(2500)
+    streamed = DSGRegressor(solver="cg", random_state=0).fit(ArraySource(X[:2000], y[:2000]))
+    assert np.sqrt(np.mean((streamed.predict(X[2000:]) - y[2000:]) ** 2)) < 0.15
+    warm = DSGRegressor(solver="cg", random_state=0, warm_start=True, max_iter=3).fit(X[:2000], y[:2000])
+    first = warm.predict(X[2000:])
+    warm.fit(X[:2000], y[:2000])  # goes on from the fitted coefficients at the same size
+    assert np.mean((warm.predict(X[2000:]) - y[2000:]) ** 2) <= np.mean((first - y[2000:]) ** 2) * 1.05
