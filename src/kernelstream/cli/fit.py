@@ -57,7 +57,7 @@ def data_options(command):
               help="Input width (LIBSVM files do not state it; default: the largest index).")
 @click.option("--kernel", help="Kernel: rbf, laplace, matern, chi2, ... (estimator default: rbf).")
 @click.option("--loss", help="Loss, e.g. logistic, hinge (classification), squared, huber.")
-@click.option("--solver", help="DSG: preconditioned or one_pass; GoGP: rls or sgd.")
+@click.option("--solver", help="DSG: preconditioned, cg (squared loss) or one_pass; GoGP: rls or sgd.")
 @click.option("--sigma", help="Bandwidth: a number, median or auto.")
 @click.option("--alpha", help="Regularisation: a number or auto.")
 @click.option("--n-components", type=click.IntRange(min=1), help="Random features (budget).")

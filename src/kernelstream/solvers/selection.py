@@ -143,7 +143,8 @@ def train(problem: Problem, feature_map: FeatureMap, n_blocks: int, alphas, cont
     """Preconditioned SGD on the first ``n_blocks`` blocks from ``theta`` (zeros when ``None``),
     in batches of at most ``problem.batch_size`` rows and at most the preconditioner's critical
     batch (at least ``MIN_BATCH``); ``state`` as in :func:`run_epochs` (the preconditioner is
-    recomputed from its seeded sketch rows, the same bits every time)."""
+    recomputed from its seeded sketch rows, the same bits every time). A problem whose
+    ``method`` is "cg" is solved by conjugate gradients instead (:func:`_train_conjugate`)."""
     D = n_blocks * feature_map.block_size
     if getattr(problem, "method", "sgd") == "cg":
         return _train_conjugate(problem, feature_map, n_blocks, alphas, control, theta, callback, state)
