@@ -38,7 +38,7 @@ import torch
 from ..features.base import FeatureMap
 from ..losses import Loss
 from .preconditioned import (_CHUNK_FLOATS, _PARAM_BYTES, INTERCEPT_FEATURE, EpochControl, EpochState,
-                             FitResult, Preconditioner, _row_chunks, _started, feature_matrix,
+                             FitResult, Preconditioner, _column_losses, _row_chunks, _started, feature_matrix,
                              monitored_validation, record_epoch)
 
 __all__ = ["QUADRATIC_LOSSES", "CG_SKETCH_ROWS", "conjugate_preconditioner", "run_conjugate_gradients"]
@@ -213,18 +213,12 @@ def _pass(feature_map, n_blocks, batches, theta, direction, loss, alphas_cols, n
             Phi = feature_matrix(feature_map, X[chunk], n_blocks)
             U = (Phi @ coefficients[:D] + INTERCEPT_FEATURE * coefficients[D]).double()
             targets, w = y[chunk].double(), weight[chunk].double()
-            targets = targets[:, None] if targets.ndim == 1 else targets
-            at_theta, along = _stacked(U[:, :AC], n_alphas), _stacked(U[:, AC:], n_alphas)
-            stacked_targets = targets.repeat(n_alphas, 1)
-            G = loss.derivative(at_theta, stacked_targets)
-            Hp = loss.derivative(at_theta + along, stacked_targets) - G
-            value = loss.value(at_theta, stacked_targets).reshape(n_alphas, -1, G.shape[1]).sum(dim=2)
-            m = Phi.shape[0]
-            G, Hp = (_unstacked(M, n_alphas, m) * w[:, None] for M in (G, Hp))
+            G, value = _column_losses(loss, U[:, :AC], targets, w, n_alphas)  # w ℓ'(Φ̃θ)
+            Hp = _column_losses(loss, U[:, :AC] + U[:, AC:], targets, w, n_alphas)[0] - G
             weighted = torch.cat([G, Hp], dim=1)
             sums[:D] += (Phi.T @ weighted.to(Phi.dtype)).double()
             sums[D] += INTERCEPT_FEATURE * weighted.sum(dim=0)
-            total += (value * w[None, :]).sum(dim=1)
+            total += value
         rows += X.shape[0]
     if comm is not None:
         sums, total, rows = comm.sum_step(sums, total, rows)
@@ -234,15 +228,3 @@ def _pass(feature_map, n_blocks, batches, theta, direction, loss, alphas_cols, n
     sums[:D] += alphas_cols.repeat(2) * both[:D]  # α W and α p_W (the intercept is free)
     return sums[:, :AC], sums[:, AC:], (total / rows).cpu()
 
-
-def _stacked(U: torch.Tensor, n_alphas: int) -> torch.Tensor:
-    """``(m, A·C)`` outputs as ``(A·m, C)``: one block of rows per ``α`` column."""
-    m, C = U.shape[0], U.shape[1] // n_alphas
-    out = U.reshape(m, n_alphas, C).transpose(0, 1).reshape(n_alphas * m, C)
-    return out
-
-
-def _unstacked(G: torch.Tensor, n_alphas: int, m: int) -> torch.Tensor:
-    """The inverse of :func:`_stacked`: ``(A·m, C)`` back to ``(m, A·C)``."""
-    C = G.shape[-1] if G.ndim > 1 else 1
-    return G.reshape(n_alphas, m, C).transpose(0, 1).reshape(m, n_alphas * C)
