@@ -24,6 +24,7 @@ from ..expansion import Expansion
 from ..features import kernel_class, make_feature_map, resolve_bandwidth
 from ..rng import draw_seed
 from ..solvers.conjugate import QUADRATIC_LOSSES
+from ..solvers.direct import DIRECT_MAX_FEATURES
 from ..solvers.preconditioned import INTERCEPT_FEATURE, EpochControl
 from ..solvers.selection import Problem, cross_validate, grow_features, race_bandwidths
 from ..solvers.streams import rows_of, subset
@@ -206,6 +207,9 @@ class ConvergingMixin:
             sigmas = [resolve_bandwidth(kernel, X, self.sigma, self.sigma_scale, self.seed_)]
         self.cv_results_ = None
         control, race_blocks = self._control(RACE_MAX_ITER), min(J, RACE_BLOCKS)
+        if problem.loss.name in QUADRATIC_LOSSES and race_blocks * block_size + 1 <= DIRECT_MAX_FEATURES:
+            # judge each candidate by its exact optimum, not by how far a few epochs get
+            problem, all_rows = (dataclasses.replace(p, method="direct") for p in (problem, all_rows))
         if len(sigmas) * len(alphas) > 1 and all_rows.n_train <= CV_MAX_ROWS:
             sigma, alpha, records = cross_validate(all_rows, make_map, sigmas, alphas, control,
                                                    race_blocks)

@@ -32,6 +32,7 @@ from .._state import feature_map_from_config
 from ..features.base import FeatureMap
 from ..losses import Loss
 from .conjugate import CG_SKETCH_ROWS, conjugate_preconditioner, run_conjugate_gradients
+from .direct import solve_normal_equations
 from .preconditioned import EpochControl, EpochState, FitResult, run_epochs, sketch_preconditioner
 from .streams import StreamValidation
 
@@ -72,7 +73,8 @@ class Problem:
     batch_size: int
     seed: int
     train_rows: torch.Tensor | None = None
-    #: "sgd": preconditioned stochastic steps; "cg": conjugate gradients (squared loss)
+    #: "sgd": preconditioned stochastic steps; "cg": conjugate gradients (squared loss);
+    #: "direct": the normal equations solved exactly in one pass (squared loss, few features)
     method: str = "sgd"
 
     @property
@@ -144,10 +146,17 @@ def train(problem: Problem, feature_map: FeatureMap, n_blocks: int, alphas, cont
     in batches of at most ``problem.batch_size`` rows and at most the preconditioner's critical
     batch (at least ``MIN_BATCH``); ``state`` as in :func:`run_epochs` (the preconditioner is
     recomputed from its seeded sketch rows, the same bits every time). A problem whose
-    ``method`` is "cg" is solved by conjugate gradients instead (:func:`_train_conjugate`)."""
+    ``method`` is "cg" is solved by conjugate gradients instead (:func:`_train_conjugate`), one
+    whose ``method`` is "direct" by its normal equations (:mod:`.direct`)."""
     D = n_blocks * feature_map.block_size
-    if getattr(problem, "method", "sgd") == "cg":
+    method = getattr(problem, "method", "sgd")
+    if method == "cg":
         return _train_conjugate(problem, feature_map, n_blocks, alphas, control, theta, callback, state)
+    if method == "direct":  # theta is not needed: the solve is exact
+        return problem.agree(solve_normal_equations(
+            feature_map, n_blocks, alphas, problem.n_outputs, problem.loss,
+            problem.batches(min(problem.n_train, CG_BATCH)), control, problem.validation, callback,
+            state, problem.comm))
     X_sketch, weight_scale, row_weights = problem.sketch(_sketch_rows(problem.n_train, D))
     precond = problem.agree(sketch_preconditioner(feature_map, n_blocks, X_sketch, problem.loss, alphas,
                                                   weight_scale, row_weights))
