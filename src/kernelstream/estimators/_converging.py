@@ -200,8 +200,8 @@ class ConvergingMixin:
                                     kernel_params=self.kernel_params)
 
         alphas = list(ALPHAS) if self.alpha == "auto" else [float(self.alpha)]
-        median = resolve_bandwidth(kernel, X, "median", 1.0, self.seed_)
         if self.sigma == "auto":
+            median = resolve_bandwidth(kernel, X, "median", 1.0, self.seed_)
             sigmas = [scale * median for scale in SIGMA_SCALES]
         else:
             sigmas = [resolve_bandwidth(kernel, X, self.sigma, self.sigma_scale, self.seed_)]

@@ -66,6 +66,9 @@ INTERCEPT_FEATURE = 0.1
 _PARAM_BYTES = 4 * 2**20
 #: rows per feature chunk: a chunk of features holds at most this many floats
 _CHUNK_FLOATS = 1 << 21
+#: a sketch's features are kept between the covariance and the projections (one evaluation
+#: instead of two) when they hold at most this many floats
+_KEPT_SKETCH_FLOATS = 1 << 23
 
 
 def feature_matrix(feature_map: FeatureMap, X: torch.Tensor, n_blocks: int,
@@ -162,29 +165,35 @@ def sketch_preconditioner(feature_map: FeatureMap, n_blocks: int, X_sketch: torc
     (``row_weights``).
     """
     s, D = X_sketch.shape[0], n_blocks * feature_map.block_size
+    kept = [] if s * (D + 1) <= _KEPT_SKETCH_FLOATS else None  # the chunks' features, reused below
     if D + 1 <= s:
-        lam, V, sq_norms = _covariance_eigen(feature_map, n_blocks, X_sketch)
+        lam, V, sq_norms = _covariance_eigen(feature_map, n_blocks, X_sketch, kept)
     else:
         lam, V, sq_norms = _gram_eigen(feature_map, n_blocks, X_sketch)
+        kept = None
     kappa = float(sq_norms.max())
     above = int((lam >= kappa * SKETCH_OVERSAMPLING / s).sum())
     k = max(1, min(above, lam.shape[0] - 1, MAX_RANK))
     V = V[:, :k].contiguous()
-    projections = torch.cat([(_augmented(feature_matrix(feature_map, X_sketch[rows], n_blocks)).double()
-                              @ V) ** 2 for rows in _row_chunks(s, D)])  # (v_iᵀφ̃)² per sketch row
+    chunks = kept or (_augmented(feature_matrix(feature_map, X_sketch[rows], n_blocks)) for rows in _row_chunks(s, D))
+    projections = torch.cat([(Phi.double() @ V) ** 2 for Phi in chunks])  # (v_iᵀφ̃)² per sketch row
     return Preconditioner(V=V.to(X_sketch.dtype), eigenvalues=lam[: k + 1].clone(),
                           curvature=weight_scale / loss.step_scale,
                           alphas=torch.as_tensor(alphas, dtype=torch.float64, device=lam.device),
                           beta_rows=(sq_norms, projections), row_weights=row_weights)
 
 
-def _covariance_eigen(feature_map, n_blocks, X):
-    """Descending eigenpairs of ``Φ̃ᵀΦ̃/s`` (``D + 1 ≤ s``) and the rows' ``‖φ̃‖²``."""
+def _covariance_eigen(feature_map, n_blocks, X, kept: list | None = None):
+    """Descending eigenpairs of ``Φ̃ᵀΦ̃/s`` (``D + 1 ≤ s``) and the rows' ``‖φ̃‖²``; each
+    chunk's ``Φ̃`` is appended to ``kept`` when given."""
     s, D = X.shape[0], n_blocks * feature_map.block_size
     cov = torch.zeros((D + 1, D + 1), dtype=torch.float64, device=X.device)
     sq_norms = torch.empty(s, dtype=torch.float64, device=X.device)
     for rows in _row_chunks(s, D):
-        Phi = _augmented(feature_matrix(feature_map, X[rows], n_blocks)).double()
+        Phi = _augmented(feature_matrix(feature_map, X[rows], n_blocks))
+        if kept is not None:
+            kept.append(Phi)
+        Phi = Phi.double()
         cov += Phi.T @ Phi
         sq_norms[rows] = (Phi * Phi).sum(dim=1)
     lam, V = torch.linalg.eigh(cov / s)
