@@ -81,6 +81,13 @@ def test_a_loss_other_than_squared_is_refused():
                                EpochControl(max_iter=1))
 
 
+def test_non_finite_sums_are_refused_not_looped_on():
+    X, y = _data(n=100)
+    y[3] = float("nan")
+    with pytest.raises(FloatingPointError, match="not finite"):
+        train(_direct(_problem(X, y, get_loss("squared"))), _map(), D_BLOCKS, [1e-3], EpochControl(max_iter=1))
+
+
 def test_empty_training_data_is_refused():
     with pytest.raises(ValueError, match="no rows"):
         solve_normal_equations(_map(), D_BLOCKS, [1e-3], 1, get_loss("squared"), lambda epoch: (0, iter(())),

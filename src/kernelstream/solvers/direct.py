@@ -101,10 +101,13 @@ def _solve_positive(H: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
     """``H⁻¹B`` for a symmetric positive semi-definite ``H`` by Cholesky, with a jitter of
     ``10⁻¹² tr(H)/D``, grown tenfold while the factorisation fails (a singular ``H``: the
     intercept's direction when the features already hold a constant)."""
-    jitter = 1e-12 * float(torch.diagonal(H).mean())
+    if not (torch.isfinite(H).all() and torch.isfinite(B).all()):
+        raise FloatingPointError("The normal equations are not finite; standardise X, and check y "
+                                 "and sample_weight.")
+    scale = float(torch.diagonal(H).mean())
     eye = torch.eye(H.shape[0], dtype=H.dtype, device=H.device)
-    while True:
+    for jitter in (scale * 10.0**e for e in range(-12, 1)):  # up to tr(H)/D: positive definite
         L, info = torch.linalg.cholesky_ex(H + jitter * eye)
         if int(info) == 0:
             return torch.cholesky_solve(B, L)
-        jitter *= 10
+    raise FloatingPointError("The normal equations could not be factorised.")
