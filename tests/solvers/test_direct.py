@@ -56,6 +56,8 @@ def test_without_validation_rows_the_objective_is_monitored():
     fitted = Phi @ theta[:-1] + INTERCEPT_FEATURE * theta[-1]
     objective = float((0.5 * (fitted - y) ** 2).mean() + 0.5 * alpha * theta[:-1].square().sum())
     assert float(result.best_loss[0]) == pytest.approx(objective, rel=1e-9)
+    training_loss = float((0.5 * (fitted - y) ** 2).mean())  # the loss curve: the loss alone
+    assert result.loss_curve == [pytest.approx(training_loss, rel=1e-9)]
 
 
 def test_sample_weights_count_as_repeated_rows():

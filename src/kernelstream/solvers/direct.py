@@ -50,16 +50,16 @@ def solve_normal_equations(feature_map: FeatureMap, n_blocks: int, alphas, n_out
     B = B_sum / rows  # (D+1, C)
     free = torch.ones(D + 1, dtype=torch.float64, device=H.device)
     free[D] = 0.0  # the intercept is not penalised
-    solutions, objective = [], []
+    solutions, fits, penalties = [], [], []
     for alpha in alphas:
         theta = _solve_positive(H + torch.diag(float(alpha) * free), B)
-        fit = 0.5 * (yy / rows - 2 * (theta * B).sum() + (theta * (H @ theta)).sum())  # mean ½(φ̃ᵀθ − y)²
         solutions.append(theta)
-        objective.append(float(fit) + 0.5 * float(alpha) * float(theta[:D].square().sum()))
+        fits.append(float(0.5 * (yy / rows - 2 * (theta * B).sum() + (theta * (H @ theta)).sum())))  # mean ½w(φ̃ᵀθ − y)²
+        penalties.append(0.5 * float(alpha) * float(theta[:D].square().sum()))  # (α/2)‖W‖²
     theta = torch.cat(solutions, dim=1).to(dtype)
     state = _started(state, torch.zeros_like(theta), len(alphas))
-    train = torch.tensor(objective, dtype=torch.float64)
-    monitored = (train if validation is None else
+    train = torch.tensor(fits, dtype=torch.float64)
+    monitored = (train + torch.tensor(penalties, dtype=torch.float64) if validation is None else
                  monitored_validation(validation, feature_map, n_blocks, theta, loss, len(alphas)).cpu())
     state.result.n_steps += 1
     state.theta = theta
