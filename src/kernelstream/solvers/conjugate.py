@@ -38,8 +38,8 @@ import torch
 from ..features.base import FeatureMap
 from ..losses import Loss
 from .preconditioned import (_CHUNK_FLOATS, _PARAM_BYTES, INTERCEPT_FEATURE, EpochControl, EpochState,
-                             FitResult, Preconditioner, _column_losses, _row_chunks, _started, feature_matrix,
-                             monitored_validation, record_epoch)
+                             FitResult, Preconditioner, _augmented, _column_losses, _row_chunks, _started,
+                             feature_matrix, monitored_validation, record_epoch)
 
 __all__ = ["QUADRATIC_LOSSES", "CG_SKETCH_ROWS", "conjugate_preconditioner", "run_conjugate_gradients"]
 
@@ -86,8 +86,7 @@ def _covariance_eigen(feature_map, n_blocks, X):
     cov = torch.zeros((D + 1, D + 1), dtype=torch.float64, device=X.device)
     kappa = 0.0
     for rows in _row_chunks(s, D):
-        Phi = feature_matrix(feature_map, X[rows], n_blocks)
-        Phi = torch.cat([Phi, Phi.new_full((Phi.shape[0], 1), INTERCEPT_FEATURE)], dim=1)
+        Phi = _augmented(feature_matrix(feature_map, X[rows], n_blocks))
         cov += (Phi.T @ Phi).double()
         kappa = max(kappa, float((Phi * Phi).sum(dim=1).max()))
     lam, V = torch.linalg.eigh(cov / s)

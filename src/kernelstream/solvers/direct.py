@@ -24,8 +24,8 @@ import torch
 
 from ..features.base import FeatureMap
 from ..losses import Loss
-from .preconditioned import (INTERCEPT_FEATURE, EpochControl, EpochState, FitResult, _row_chunks,
-                             _started, feature_matrix, monitored_validation, record_epoch)
+from .preconditioned import (EpochControl, EpochState, FitResult, _augmented, _row_chunks, _started,
+                             feature_matrix, monitored_validation, record_epoch)
 
 __all__ = ["DIRECT_MAX_FEATURES", "solve_normal_equations"]
 
@@ -79,8 +79,7 @@ def _normal_sums(feature_map, n_blocks, n_outputs, batches, comm):
             yy = torch.zeros((), dtype=torch.float64, device=X.device)
         A, B = sums[:, :D + 1], sums[:, D + 1:]
         for chunk in _row_chunks(X.shape[0], D):
-            Phi = feature_matrix(feature_map, X[chunk], n_blocks)
-            Phi = torch.cat([Phi, Phi.new_full((Phi.shape[0], 1), INTERCEPT_FEATURE)], dim=1)
+            Phi = _augmented(feature_matrix(feature_map, X[chunk], n_blocks))
             w = weight[chunk].to(X.dtype)
             weighted = Phi * w[:, None]
             A += (weighted.T @ Phi).double()

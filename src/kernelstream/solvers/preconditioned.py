@@ -165,12 +165,12 @@ def sketch_preconditioner(feature_map: FeatureMap, n_blocks: int, X_sketch: torc
     (``row_weights``).
     """
     s, D = X_sketch.shape[0], n_blocks * feature_map.block_size
-    kept = [] if s * (D + 1) <= _KEPT_SKETCH_FLOATS else None  # the chunks' features, reused below
+    kept = None  # the covariance route's feature chunks, reused for the projections when small
     if D + 1 <= s:
+        kept = [] if s * (D + 1) <= _KEPT_SKETCH_FLOATS else None
         lam, V, sq_norms = _covariance_eigen(feature_map, n_blocks, X_sketch, kept)
     else:
         lam, V, sq_norms = _gram_eigen(feature_map, n_blocks, X_sketch)
-        kept = None
     kappa = float(sq_norms.max())
     above = int((lam >= kappa * SKETCH_OVERSAMPLING / s).sum())
     k = max(1, min(above, lam.shape[0] - 1, MAX_RANK))
