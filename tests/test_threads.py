@@ -13,7 +13,7 @@ from threadpoolctl import threadpool_info, threadpool_limits
 from kernelstream import DSGClassifier
 from kernelstream._threads import resolve_n_jobs, thread_limits
 from kernelstream.estimators import _base
-from kernelstream.solvers import preconditioned
+from kernelstream.solvers import dual, preconditioned
 
 FAST = dict(batch_size=64, block_size=64, random_state=0)
 
@@ -61,7 +61,14 @@ def _record_threads(monkeypatch) -> list:
         seen.append((torch.get_num_threads(), _blas_threads()))
         return real_gradient(*args, **kwargs)
 
+    real_gram = dual._gram
+
+    def gram(*args, **kwargs):
+        seen.append((torch.get_num_threads(), _blas_threads()))
+        return real_gram(*args, **kwargs)
+
     monkeypatch.setattr(_base, "dsg_step", step)  # the one-pass solver
+    monkeypatch.setattr(dual, "_gram", gram)  # the dual route (few rows, least squares)
     monkeypatch.setattr(preconditioned, "batch_gradient", gradient)  # the default solver
     return seen
 

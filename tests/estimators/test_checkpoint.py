@@ -107,7 +107,8 @@ def test_early_stopping_resumes_mid_count(tmp_path, snapshots):
     """A fit that stops early: resumed from every epoch, the epochs without improvement counted
     before the break still count, and the fit stops at the same epoch."""
     X, y = _regression(1500)
-    params = dict(SMALL, sigma=0.5, alpha=1e-4, n_components=128, tol=0.02, n_iter_no_change=3)
+    params = dict(SMALL, sigma=0.5, alpha=1e-4, n_components=128, tol=0.02, n_iter_no_change=3,
+                  max_iter=100)  # an explicit max_iter: epochs, not the exact dual route
     whole = DSGRegressor(**params).fit(X, y)
     DSGRegressor(**params, checkpoint=tmp_path / "fit.ckpt").fit(X, y)
     written = list(snapshots)

@@ -106,6 +106,8 @@ def test_classifier_defaults_learn_a_nonlinear_boundary():
 def test_too_few_rows_to_hold_out_say_so():
     with pytest.raises(ValueError, match="n_samples=1 is too few"):
         DSGRegressor().fit([[0.0, 1.0]], [1.0])
+    with pytest.raises(ValueError, match="n_samples=1 is too few"):
+        DSGRegressor(max_iter=5).fit([[0.0, 1.0]], [1.0])
     model = DSGRegressor(sigma=1.0, alpha=1e-3, early_stopping=False, **SMALL).fit([[0.0], [1.0]], [0.0, 1.0])
     assert model.predict([[0.5]]).shape == (1,)
 

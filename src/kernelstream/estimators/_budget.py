@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["default_features", "max_feature_blocks", "FEATURES_PER_ROOT", "MAX_DEFAULT_FEATURES",
+__all__ = ["default_features", "dual_features", "max_feature_blocks", "FEATURES_PER_ROOT", "MAX_DEFAULT_FEATURES",
            "MIN_DEFAULT_FEATURES"]
 
 #: the budget is ``FEATURES_PER_ROOT · √n · ln n`` features
@@ -31,6 +31,21 @@ def default_features(n_rows: int) -> int:
     4096 and 32768."""
     features = FEATURES_PER_ROOT * math.sqrt(n_rows) * math.log(max(n_rows, 2))
     return int(max(MIN_DEFAULT_FEATURES, min(features, MAX_DEFAULT_FEATURES)))
+
+
+#: the dual route's features (few rows): ``n·D`` up to this, its Gram's work ``n²D`` linear in ``n``
+DUAL_FEATURE_WORK = 2**24
+#: and at most this many
+MAX_DUAL_FEATURES = 16384
+
+
+def dual_features(n_rows: int) -> int:
+    """The features of the dual route (``n ≤ 2048`` rows): :func:`default_features`, raised to
+    ``2²⁴/n`` up to 16,384 — in the dual extra features cost ``O(n²)`` each, and random features
+    need many more than ``√n`` to match the exact kernel on few rows (digits odd vs even, 1,347
+    rows, five splits, leave-one-out choice of ``σ``, ``α``: 1.33% test error with 4096
+    features, 1.20% with 16,384)."""
+    return max(default_features(n_rows), min(DUAL_FEATURE_WORK // max(n_rows, 1), MAX_DUAL_FEATURES))
 
 
 def max_feature_blocks(n_rows: int, block_size: int) -> int:

@@ -13,6 +13,7 @@ import math
 import os
 
 import numpy as np
+import scipy.sparse as sp
 import torch
 from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
@@ -25,10 +26,11 @@ from ..features import kernel_class, make_feature_map, resolve_bandwidth
 from ..rng import draw_seed
 from ..solvers.conjugate import QUADRATIC_LOSSES
 from ..solvers.direct import DIRECT_MAX_FEATURES
-from ..solvers.preconditioned import INTERCEPT_FEATURE, EpochControl
-from ..solvers.selection import Problem, cross_validate, grow_features, race_bandwidths
+from ..solvers.dual import DUAL_MAX_ROWS, dual_ridge
+from ..solvers.preconditioned import INTERCEPT_FEATURE, EpochControl, FitResult
+from ..solvers.selection import Problem, _records, cross_validate, grow_features, race_bandwidths
 from ..solvers.streams import rows_of, subset
-from ._budget import max_feature_blocks
+from ._budget import dual_features, max_feature_blocks
 from ._checkpointing import FitCheckpoint
 from ._progress import EpochProgress, closing
 
@@ -40,6 +42,10 @@ SIGMA_SCALES = (0.125, 0.25, 0.5, 1.0, 2.0)
 ALPHAS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7)
 #: double the features while the best validation loss falls by more than this (relative)
 GROWTH_TOL = 1e-3
+#: ``alpha="auto"`` on few rows (the dual route, where every ``α`` costs ``O(n²)``): half decades
+DUAL_ALPHAS = tuple(10.0 ** (-k / 2) for k in range(2, 17))
+#: CSR rows take the dual route when their dense copy holds at most this many values (128 MB)
+DUAL_DENSE_FLOATS = 2**25
 #: up to this many rows, sigma and alpha are chosen by 5-fold cross-validation, not on one
 #: held-out tenth (a few hundred rows are too few to choose by: diabetes, 768 rows, picked a
 #: 4× smaller bandwidth on one split of three)
@@ -94,6 +100,10 @@ class ConvergingMixin:
             self._check_solver_loss()
             targets = self._targets(y, X.shape[0])
             weight = sample_weight * self._class_weights(targets)
+            if not warm and self._takes_dual_route(X):
+                self._fit_dual(X, targets, weight)
+                self._pending = None
+                return self
             run.check_data(X, targets, weight, self._theta() if warm else None, self.device_)
             train_rows, val_rows = self._split(y, X.shape[0], rng)
             problem = self._problem(X, y, weight, train_rows, val_rows)
@@ -115,6 +125,76 @@ class ConvergingMixin:
             self._calibrate(problem)
             self._pending = None
         return self
+
+    # -- the dual route: few rows, the squared loss ---------------------------------------
+    def _takes_dual_route(self, X) -> bool:
+        """Whether ``fit`` solves exactly in the dual (:mod:`kernelstream.solvers.dual`): the
+        default solver and ``max_iter``, the squared loss, at most ``DUAL_MAX_ROWS`` rows (CSR
+        ones densified when that takes at most ``DUAL_DENSE_FLOATS`` values). The result is the optimum the epochs would converge to, on every
+        row (no tenth held out), so there is nothing to checkpoint."""
+        return (self.solver == "preconditioned" and self.max_iter == "auto"
+                and self._make_loss().name in QUADRATIC_LOSSES and X.shape[0] <= DUAL_MAX_ROWS
+                and (not sp.issparse(X) or X.shape[0] * X.shape[1] <= DUAL_DENSE_FLOATS))
+
+    def _fit_dual(self, X, targets, weight) -> None:
+        """``σ`` and ``α`` of least leave-one-out loss at the number of features kept, each
+        ``σ`` by one eigendecomposition of its ``n × n`` Gram matrix and every ``α`` from it;
+        the model is the exact minimiser on all the rows."""
+        dtype, device = self._torch_dtype(), self.device_
+        X = X.toarray() if sp.issparse(X) else X  # few rows: the same fit as the dense rows
+        X_t = to_tensor(X, dtype, device)
+        y_t = self._target_tensor(targets, device)
+        w_t = torch.as_tensor(weight, dtype=dtype, device=device)
+        block_size, n_blocks = self._dual_layout(X.shape[0])
+        sigmas = self._bandwidth_candidates(X)
+        alphas = list(DUAL_ALPHAS) if self.alpha == "auto" else [float(self.alpha)]
+        if len(sigmas) * len(alphas) > 1 and int((w_t > 0).sum()) < 2:
+            raise ValueError(f"n_samples={X.shape[0]} is too few to choose sigma and alpha by "
+                             "leave-one-out (rows of positive sample_weight: "
+                             f"{int((w_t > 0).sum())}); pass more rows, or numbers for sigma "
+                             "and alpha.")
+        best, records = None, []
+        for sigma in sigmas:
+            feature_map = make_feature_map(self.kernel, X.shape[1], sigma, block_size, self.seed_,
+                                           kernel_params=self.kernel_params)
+            ridge = dual_ridge(feature_map, n_blocks, X_t, y_t, w_t)
+            losses = ridge.leave_one_out_losses(alphas)
+            records += _records(0, sigma, alphas, X.shape[0], n_blocks * block_size, losses, 1)
+            a = int(torch.argmin(losses))
+            if not bool(torch.isfinite(losses[a])):
+                raise FloatingPointError("The leave-one-out loss is not finite; standardise X, and "
+                                         "check y and sample_weight.")
+            if best is None or float(losses[a]) < best[0]:
+                best = (float(losses[a]), alphas[a], ridge)
+        loss, alpha, ridge = best
+        theta = ridge.theta(alpha)
+        result = FitResult(theta=theta.to(dtype), best_loss=torch.tensor([loss], dtype=torch.float64),
+                           best_epoch=[0], loss_curve=[ridge.training_loss(alpha, theta)],
+                           validation_curve=[[loss]], n_epochs=1, n_steps=1)
+        self.cv_results_ = _cv_results(records) if len(records) > 1 else None
+        self._set_preconditioned(result, ridge.feature_map, [alpha], n_blocks,
+                                 [(n_blocks, loss, 1, ridge.feature_map.sigma)])
+        held = weight > 0
+        self._calibrate_held_out(ridge.leave_one_out(alpha).to(dtype), y_t[torch.as_tensor(held)],
+                                 w_t[torch.as_tensor(held)])
+
+    def _dual_layout(self, n_rows: int) -> tuple[int, int]:
+        """``(block_size, blocks)`` of the dual route: an explicit ``n_components`` as it is,
+        else :func:`~kernelstream.estimators._budget.dual_features` in whole blocks."""
+        block_size, n_blocks = self._feature_layout()
+        if n_blocks is not None:
+            return block_size, n_blocks
+        return block_size, math.ceil(dual_features(n_rows) / block_size)
+
+    def _bandwidth_candidates(self, X) -> list[float]:
+        """``sigma="auto"``: ``SIGMA_SCALES × median distance``; else the one bandwidth asked."""
+        if self.sigma == "auto":
+            median = resolve_bandwidth(self.kernel, X, "median", 1.0, self.seed_)
+            return [scale * median for scale in SIGMA_SCALES]
+        return [resolve_bandwidth(self.kernel, X, self.sigma, self.sigma_scale, self.seed_)]
+
+    def _calibrate_held_out(self, scores, targets, weight) -> None:
+        """Fit what turns outputs into probabilities from held-out ``scores`` (the classifier)."""
 
     # -- pieces ------------------------------------------------------------------------------
     def _split(self, y, n: int, rng) -> tuple[np.ndarray, np.ndarray | None]:
@@ -200,11 +280,7 @@ class ConvergingMixin:
                                     kernel_params=self.kernel_params)
 
         alphas = list(ALPHAS) if self.alpha == "auto" else [float(self.alpha)]
-        if self.sigma == "auto":
-            median = resolve_bandwidth(kernel, X, "median", 1.0, self.seed_)
-            sigmas = [scale * median for scale in SIGMA_SCALES]
-        else:
-            sigmas = [resolve_bandwidth(kernel, X, self.sigma, self.sigma_scale, self.seed_)]
+        sigmas = self._bandwidth_candidates(X)
         self.cv_results_ = None
         control, race_blocks = self._control(RACE_MAX_ITER), min(J, RACE_BLOCKS)
         if problem.loss.name in QUADRATIC_LOSSES and race_blocks * block_size + 1 <= DIRECT_MAX_FEATURES:

@@ -58,7 +58,10 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
 
     Binary problems learn one output with labels ``±1`` (``classes_[1]`` is +1). With more
     classes, ``loss="logistic"`` minimises the softmax cross-entropy over one output per class;
-    the margin losses are one-vs-rest over the same shared feature blocks.
+    the margin losses are one-vs-rest over the same shared feature blocks. ``fit`` is the
+    converging fit of :class:`DSGRegressor` (README, "How it works"); a least-squares ``fit`` on
+    at most 2048 rows is the exact dual route (:mod:`kernelstream.solvers.dual`), its
+    probability temperature fitted on leave-one-out predictions.
 
     Parameters
     ----------
@@ -72,7 +75,8 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
         or more classes, ``solver="one_pass"``, ``partial_fit``), and "squared" for every
         ``solver="cg"`` fit (conjugate gradients solve least squares only); ``loss_`` says which.
         ``predict_proba`` is the logistic model's, or for the other losses
-        ``softmax(τ·f)`` with ``τ`` fitted on the validation rows (temperature scaling).
+        ``softmax(τ·f)`` with ``τ`` fitted on the validation rows (temperature scaling; the
+        leave-one-out predictions on the dual route).
     class_weight : dict, "balanced" or None, default=None
         Weights multiplying each class's samples, as in scikit-learn.
     precond_eps : float or "auto", default="auto"
@@ -240,10 +244,19 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
         X, targets, weight = held_out
         scores = predict_in_row_chunks(self.expansion_.predict, X, self._torch_dtype(), self.device_,
                                        self.expansion_.n_outputs)
-        labels = self._class_index(targets.cpu().numpy())
-        tau = fit_temperature(scores, labels, weight.cpu().numpy())
+        self._calibrate_held_out(scores, targets, weight)
         comm = getattr(problem, "comm", None)  # ranks hold different rows: rank 0's τ for all
-        self.proba_temperature_ = tau if comm is None else comm.broadcast_object(tau)
+        if comm is not None:
+            self.proba_temperature_ = comm.broadcast_object(self.proba_temperature_)
+
+    def _calibrate_held_out(self, scores, targets, weight) -> None:
+        """``proba_temperature_`` fitted on held-out ``scores`` (``None`` for the logistic loss)."""
+        self.proba_temperature_ = None
+        if self._loss_name() in ("logistic", "softmax"):
+            return
+        scores = scores.cpu().numpy() if isinstance(scores, torch.Tensor) else scores
+        labels = self._class_index(targets.cpu().numpy())
+        self.proba_temperature_ = fit_temperature(scores, labels, weight.cpu().numpy())
 
     def _make_loss(self):
         return get_loss(self._loss_name())

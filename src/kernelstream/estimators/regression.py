@@ -29,6 +29,9 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
     ``alpha`` candidate as an extra output, doubles the features while the validation loss
     improves (up to ``16·√n·ln n``), and runs preconditioned SGD epochs on them
     (:mod:`kernelstream.solvers.preconditioned`) until the validation loss stops improving.
+    On at most 2048 rows with the squared loss and ``max_iter="auto"`` it instead solves
+    exactly in the dual (:mod:`kernelstream.solvers.dual`): ``sigma`` and ``alpha`` of least
+    leave-one-out error, the model the optimum on every row.
     ``solver="one_pass"`` is the paper's Algorithm 1; ``partial_fit`` always is. Scale the
     features yourself (``StandardScaler`` in a pipeline), as for ``SVR``.
 
@@ -61,7 +64,8 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
         Extra parameters of the kernel family.
     alpha : float or "auto", default="auto"
         RKHS regularisation ``ν`` (the paper's notation); "auto" trains 1e-3, 1e-4, 1e-5, 1e-6
-        and 1e-7 side by side and keeps the best on validation (1e-6 for ``solver="one_pass"``).
+        and 1e-7 side by side and keeps the best on validation (the dual route: 1e-1 to 1e-8 in
+        half decades by leave-one-out; 1e-6 for ``solver="one_pass"``).
     batch_size : int, default=2048
         Mini-batch size ``b`` (the preconditioned solver takes at most its critical batch, see
         :mod:`kernelstream.solvers.preconditioned`).
