@@ -301,7 +301,8 @@ def report(runs: list, args, load_before: float, seconds: float) -> list[str]:
     """The body of the result file: protocol, the summary, the misses, one table per set."""
     misses = [run["name"] for run in runs if summary(run)["ratio"] > TOLERANCE]
     grid = args.grid
-    protocol = __doc__.split("\n\n    python")[0].split("\n\n")
+    seeds = "seeds " + ", ".join(str(seed) for seed in args.seeds)  # the docstring says the default
+    protocol = __doc__.replace("seeds 0, 1, 2", seeds).split("\n\n    python")[0].split("\n\n")
     lines = [*(line for part in protocol for line in (part.replace("\n", " "), "")),
              f"Grids: C in {grid['C']}, gamma in {grid['gamma']} x scale, alpha in {grid['alpha']}; "
              f"tuning on at most {args.tune_rows} rows; SVM refit budget {args.svm_budget:.0f} s. "
