@@ -171,8 +171,9 @@ class DSGBase(EstimatorState, BaseEstimator):
             self._fit_target_scaling(y)
         return self._new_expansion(X, self.seed_, self.device_)
 
-    def _resolve_loss(self, solver: str) -> None:
-        """Fix the loss a fresh fit by ``solver`` trains (the classifier's ``loss_``)."""
+    def _resolve_loss(self, solver: str, few_rows: bool = False) -> None:
+        """Fix the loss a fresh fit by ``solver`` trains (the classifier's ``loss_``);
+        ``few_rows``: a least-squares fit would take the exact dual route."""
 
     def _one_pass_sigma(self):
         """The bandwidth argument of the one-pass solver (``sigma``)."""

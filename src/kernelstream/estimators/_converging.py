@@ -95,7 +95,7 @@ class ConvergingMixin:
             if not warm:
                 self.seed_ = seed
                 self.device_ = resolve_device(self.device)
-                self._resolve_loss(self.solver)
+                self._resolve_loss(self.solver, few_rows=self._dual_route_possible(X))
                 self._fit_target_scaling(y)
             self._check_solver_loss()
             targets = self._targets(y, X.shape[0])
@@ -132,8 +132,12 @@ class ConvergingMixin:
         default solver and ``max_iter``, the squared loss, at most ``DUAL_MAX_ROWS`` rows (CSR
         ones densified when that takes at most ``DUAL_DENSE_FLOATS`` values). The result is the optimum the epochs would converge to, on every
         row (no tenth held out), so there is nothing to checkpoint."""
+        return self._dual_route_possible(X) and self._make_loss().name in QUADRATIC_LOSSES
+
+    def _dual_route_possible(self, X) -> bool:
+        """The conditions of the dual route but the loss's."""
         return (self.solver == "preconditioned" and self.max_iter == "auto"
-                and self._make_loss().name in QUADRATIC_LOSSES and X.shape[0] <= DUAL_MAX_ROWS
+                and X.shape[0] <= DUAL_MAX_ROWS
                 and (not sp.issparse(X) or X.shape[0] * X.shape[1] <= DUAL_DENSE_FLOATS))
 
     def _fit_dual(self, X, targets, weight) -> None:
