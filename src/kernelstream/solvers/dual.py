@@ -58,25 +58,29 @@ class DualRidge:
     def _shrinkage(self, alpha: float) -> torch.Tensor:
         return self.eigenvalues / (self.eigenvalues + self.n_rows * alpha)  # Λ(Λ + nα)⁻¹
 
-    def fitted(self, alpha: float) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(ŷ, H_ii)``: fitted values ``(m, C)`` and leverages ``(m,)`` at ``alpha``."""
+    def fitted(self, alpha: float, squared_vectors: torch.Tensor | None = None
+               ) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(ŷ, H_ii)``: fitted values ``(m, C)`` and leverages ``(m,)`` at ``alpha``
+        (``squared_vectors``: ``V²``, when the caller keeps it for several ``α``)."""
         shrink = self._shrinkage(alpha)
         V, s, u = self.eigenvectors, self.scale, self.unit
+        V2 = V.square() if squared_vectors is None else squared_vectors
         mean = (self.weight @ self.y) / self.weight.sum()  # uuᵀSy / s = the weighted mean
         fitted = mean + (V @ (shrink[:, None] * self.projected)) / s[:, None]  # ŷ = S⁻¹HSy
-        leverage = u.square() + V.square() @ shrink  # H_ii = u_i² + Σ_j V_ij² λ_j/(λ_j + nα)
+        leverage = u.square() + V2 @ shrink  # H_ii = u_i² + Σ_j V_ij² λ_j/(λ_j + nα)
         return fitted, leverage
 
-    def leave_one_out(self, alpha: float) -> torch.Tensor:
+    def leave_one_out(self, alpha: float, squared_vectors: torch.Tensor | None = None) -> torch.Tensor:
         """Predictions ``(m, C)`` of each row by the model fitted without it:
         ``y_i − (y_i − ŷ_i)/(1 − H_ii)``."""
-        fitted, leverage = self.fitted(alpha)
+        fitted, leverage = self.fitted(alpha, squared_vectors)
         residual = (self.y - fitted) / (1 - leverage).clamp_min(1e-12)[:, None]
         return self.y - residual
 
     def leave_one_out_losses(self, alphas) -> torch.Tensor:
         """Weighted mean ``½‖y_i − ŷ_{−i}‖²`` for every ``α`` ``(A,)``."""
-        losses = [(self.weight * 0.5 * (self.y - self.leave_one_out(float(a))).square().sum(dim=1)).sum()
+        V2 = self.eigenvectors.square()
+        losses = [(self.weight * 0.5 * (self.y - self.leave_one_out(float(a), V2)).square().sum(dim=1)).sum()
                   / self.weight.sum() for a in alphas]
         return torch.stack(losses)
 
