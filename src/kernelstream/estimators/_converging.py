@@ -130,8 +130,9 @@ class ConvergingMixin:
     def _takes_dual_route(self, X) -> bool:
         """Whether ``fit`` solves exactly in the dual (:mod:`kernelstream.solvers.dual`): the
         default solver and ``max_iter``, the squared loss, at most ``DUAL_MAX_ROWS`` rows (CSR
-        ones densified when that takes at most ``DUAL_DENSE_FLOATS`` values). The result is the optimum the epochs would converge to, on every
-        row (no tenth held out), so there is nothing to checkpoint."""
+        ones densified when that takes at most ``DUAL_DENSE_FLOATS`` values). The result is the
+        optimum the epochs would converge to, on every row (no tenth held out), so there is
+        nothing to checkpoint."""
         return self._dual_route_possible(X) and self._make_loss().name in QUADRATIC_LOSSES
 
     def _dual_route_possible(self, X) -> bool:
