@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 from scipy.optimize import minimize_scalar
-from scipy.special import expit, logsumexp, softmax
+from scipy.special import expit, softmax
 
 __all__ = ["fit_temperature", "tempered_proba"]
 
@@ -58,9 +58,14 @@ def fit_temperature(scores: np.ndarray, labels: np.ndarray, weight: np.ndarray |
     true = logits[np.arange(len(labels)), labels]
     picked = (1 - epsilon) * true + epsilon * (logits.sum(axis=1) - true) / (K - 1)
 
+    top = logits.max(axis=1)
+    below = logits - top[:, None]  # ≤ 0: log Σ_k exp(τ f_k) = τ·top + log Σ_k exp(τ(f_k − top)), τ > 0
+    total = weight.sum()
+
     def log_loss(log_tau: float) -> float:
         tau = math.exp(log_tau)
-        return float(weight @ (logsumexp(tau * logits, axis=1) - tau * picked) / weight.sum())
+        lse = tau * top + np.log(np.exp(tau * below).sum(axis=1))
+        return float(weight @ (lse - tau * picked) / total)
 
     found = minimize_scalar(log_loss, bounds=(-math.log(BOUND), math.log(BOUND)), method="bounded")
     return math.exp(found.x)

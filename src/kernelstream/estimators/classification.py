@@ -248,7 +248,7 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
             return
         X, targets, weight = held_out
         scores = predict_in_row_chunks(self.expansion_.predict, X, self._torch_dtype(), self.device_,
-                                       self.expansion_.n_outputs)
+                                       self.expansion_.n_outputs, row_invariant=False)
         self._calibrate_held_out(scores, targets, weight)
         comm = getattr(problem, "comm", None)  # ranks hold different rows: rank 0's τ for all
         if comm is not None:

@@ -176,8 +176,9 @@ def sketch_preconditioner(feature_map: FeatureMap, n_blocks: int, X_sketch: torc
     k = max(1, min(above, lam.shape[0] - 1, MAX_RANK))
     V = V[:, :k].contiguous()
     chunks = kept or (_augmented(feature_matrix(feature_map, X_sketch[rows], n_blocks)) for rows in _row_chunks(s, D))
-    projections = torch.cat([(Phi.double() @ V) ** 2 for Phi in chunks])  # (v_iᵀφ̃)² per sketch row
-    return Preconditioner(V=V.to(X_sketch.dtype), eigenvalues=lam[: k + 1].clone(),
+    V_features = V.to(X_sketch.dtype)
+    projections = torch.cat([(Phi @ V_features).double() ** 2 for Phi in chunks])  # (v_iᵀφ̃)² per sketch row
+    return Preconditioner(V=V_features, eigenvalues=lam[: k + 1].clone(),
                           curvature=weight_scale / loss.step_scale,
                           alphas=torch.as_tensor(alphas, dtype=torch.float64, device=lam.device),
                           beta_rows=(sq_norms, projections), row_weights=row_weights)
@@ -193,9 +194,8 @@ def _covariance_eigen(feature_map, n_blocks, X, kept: list | None = None):
         Phi = _augmented(feature_matrix(feature_map, X[rows], n_blocks))
         if kept is not None:
             kept.append(Phi)
-        Phi = Phi.double()
-        cov += Phi.T @ Phi
-        sq_norms[rows] = (Phi * Phi).sum(dim=1)
+        cov += (Phi.T @ Phi).double()  # a chunk's products in the features' precision, summed in float64
+        sq_norms[rows] = Phi.double().square().sum(dim=1)
     lam, V = torch.linalg.eigh(cov / s)
     return lam.flip(0).clamp_min(0), V.flip(1), sq_norms
 
