@@ -74,6 +74,11 @@ SETS = {
     "trump_approval": dict(task="regression", split="random", scale=True, proxy=True),
     "chick_weights": dict(task="regression", split="random", scale=True, proxy=True),
     "bananas": dict(task="classification", split="random", scale=True, proxy=True),
+    "yeast_class1": dict(task="classification", split="random", scale=True, proxy=True),
+    "fair_affairs": dict(task="classification", split="random", scale=True, proxy=True),
+    "shuttle": dict(task="classification", split="random", scale=True, proxy=True),
+    "friedman1": dict(task="regression", split="random", scale=True, proxy=True),
+    "randhie": dict(task="regression", split="random", scale=True, proxy=True),
 }
 #: the peers' grids: C of the SVMs, multiples of gamma="scale", alpha of the ridge
 GRID = dict(C=[0.1, 1, 10, 100], gamma=[0.25, 0.5, 1, 2, 4], alpha=[1e-3, 1e-2, 1e-1, 1, 10])
@@ -116,9 +121,29 @@ def proxy(name: str) -> tuple[np.ndarray, np.ndarray]:
         return X, y % 2
     if name == "diabetes_regression":
         return datasets.load_diabetes(return_X_y=True)
+    if name == "friedman1":  # y = 10 sin(πx₁x₂) + 20(x₃ − ½)² + 10x₄ + 5x₅ + N(0, 1), 5 useless inputs
+        return datasets.make_friedman1(8000, noise=1.0, random_state=0)
+    if name in ("fair_affairs", "randhie"):
+        return _statsmodels(name)
+    if name == "yeast_class1":  # the first of Yeast's 14 labels
+        X, labels = _river("Yeast")
+        return X, np.array([row["Class1"] for row in labels], dtype=int)
     X, y = _river({"phishing": "Phishing", "trump_approval": "TrumpApproval",
-                   "chick_weights": "ChickWeights", "bananas": "Bananas"}[name])
+                   "chick_weights": "ChickWeights", "bananas": "Bananas", "shuttle": "Shuttle"}[name])
     return X, (y.astype(int) if SETS[name]["task"] == "classification" else y.astype(float))
+
+
+def _statsmodels(name: str) -> tuple[np.ndarray, np.ndarray]:
+    """statsmodels' bundled Fair (1978) affairs survey, binary "any affair" (6,366 rows, 8
+    inputs), or the RAND health insurance experiment, regression of the number of doctor visits
+    (20,190 rows, 9 inputs)."""
+    from statsmodels import datasets
+
+    if name == "fair_affairs":
+        frame = datasets.fair.load_pandas().data
+        return frame.drop(columns="affairs").to_numpy(float), (frame["affairs"] > 0).to_numpy(int)
+    frame = datasets.randhie.load_pandas().data
+    return frame.drop(columns="mdvis").to_numpy(float), frame["mdvis"].to_numpy(float)
 
 
 def split(name: str, seed: int):

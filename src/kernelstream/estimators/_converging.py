@@ -9,6 +9,7 @@ ordinary :class:`~kernelstream.expansion.Expansion` (``c_j = W_j/√J``), so pre
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import os
 
@@ -28,7 +29,8 @@ from ..solvers.conjugate import QUADRATIC_LOSSES
 from ..solvers.direct import DIRECT_MAX_FEATURES
 from ..solvers.dual import DUAL_MAX_ROWS, dual_ridge
 from ..solvers.preconditioned import INTERCEPT_FEATURE, EpochControl, FitResult
-from ..solvers.selection import Problem, _records, cross_validate, grow_features, race_bandwidths
+from ..solvers.selection import (Problem, candidate_records, cross_validate, grow_features,
+                                 race_bandwidths)
 from ..solvers.streams import rows_of, subset
 from ._budget import dual_features, max_feature_blocks
 from ._checkpointing import FitCheckpoint
@@ -160,11 +162,9 @@ class ConvergingMixin:
                              "and alpha.")
         best, records = None, []
         for sigma in sigmas:
-            feature_map = make_feature_map(self.kernel, X.shape[1], sigma, block_size, self.seed_,
-                                           kernel_params=self.kernel_params)
-            ridge = dual_ridge(feature_map, n_blocks, X_t, y_t, w_t)
+            ridge = dual_ridge(self._make_map(X.shape[1], sigma, block_size), n_blocks, X_t, y_t, w_t)
             losses = ridge.leave_one_out_losses(alphas)
-            records += _records(0, sigma, alphas, X.shape[0], n_blocks * block_size, losses, 1)
+            records += candidate_records(0, sigma, alphas, X.shape[0], n_blocks * block_size, losses, 1)
             a = int(torch.argmin(losses))
             if not bool(torch.isfinite(losses[a])):
                 raise FloatingPointError("The leave-one-out loss is not finite; standardise X, and "
@@ -190,6 +190,11 @@ class ConvergingMixin:
         if n_blocks is not None:
             return block_size, n_blocks
         return block_size, math.ceil(dual_features(n_rows) / block_size)
+
+    def _make_map(self, n_features: int, sigma: float, block_size: int):
+        """The feature map of bandwidth ``sigma`` (the estimator's kernel, seed and parameters)."""
+        return make_feature_map(self.kernel, n_features, sigma, block_size, self.seed_,
+                                kernel_params=self.kernel_params)
 
     def _bandwidth_candidates(self, X) -> list[float]:
         """``sigma="auto"``: ``SIGMA_SCALES × median distance``; else the one bandwidth asked."""
@@ -278,11 +283,7 @@ class ConvergingMixin:
         ``alpha`` by 5-fold cross-validation over ``all_rows`` (up to ``CV_MAX_ROWS`` rows), else
         the bandwidth by the race on the held-out rows."""
         block_size, J, max_blocks = self._block_layout(problem.n_train)
-        kernel = self.kernel
-
-        def make_map(sigma: float):
-            return make_feature_map(kernel, X.shape[1], sigma, block_size, self.seed_,
-                                    kernel_params=self.kernel_params)
+        make_map = functools.partial(self._make_map, X.shape[1], block_size=block_size)
 
         alphas = list(ALPHAS) if self.alpha == "auto" else [float(self.alpha)]
         sigmas = self._bandwidth_candidates(X)

@@ -37,7 +37,7 @@ from .preconditioned import EpochControl, EpochState, FitResult, run_epochs, ske
 from .streams import StreamValidation
 
 __all__ = ["Problem", "GrowthState", "train", "grow_features", "race_bandwidths", "cross_validate",
-           "RACE_ROWS", "SKETCH_ROWS"]
+           "candidate_records", "RACE_ROWS", "SKETCH_ROWS"]
 
 #: rows of the first rung of the race (each later rung has 4× more)
 RACE_ROWS = 4096
@@ -335,7 +335,7 @@ def race_bandwidths(problem: Problem, make_map: Callable[[float], FeatureMap], s
             feature_map = make_map(sigma)
             result = train(subproblem, feature_map, n_blocks, alphas, control)
             scores[sigma] = float(result.best_loss.min())
-            records += _records(rung, sigma, alphas, rows, n_blocks * feature_map.block_size,
+            records += candidate_records(rung, sigma, alphas, rows, n_blocks * feature_map.block_size,
                                 result.best_loss, result.n_epochs)
         alive = sorted(alive, key=scores.get)[: math.ceil(len(alive) / HALVING)]
         if len(alive) == 1 or rows == n:
@@ -361,12 +361,12 @@ def cross_validate(problem: Problem, make_map: Callable[[float], FeatureMap], si
     i, a = divmod(int(torch.argmin(losses)), len(alphas))
     D = n_blocks * make_map(sigmas[0]).block_size
     records = [r for s_i, sigma in enumerate(sigmas)
-               for r in _records(0, sigma, alphas, problem.n_train, D, losses[s_i], control.max_iter)]
+               for r in candidate_records(0, sigma, alphas, problem.n_train, D, losses[s_i], control.max_iter)]
     return sigmas[i], float(alphas[a]), records
 
 
-def _records(rung: int, sigma: float, alphas, n_rows: int, n_components: int, losses,
-             epochs: int) -> list[dict]:
+def candidate_records(rung: int, sigma: float, alphas, n_rows: int, n_components: int, losses,
+                      epochs: int) -> list[dict]:
     """One ``cv_results_`` record per ``α`` of a trained ``sigma``."""
     return [dict(rung=rung, sigma=sigma, alpha=float(alpha), n_rows=n_rows, n_components=n_components,
                  validation_loss=float(losses[a]), epochs=epochs) for a, alpha in enumerate(alphas)]
