@@ -42,3 +42,28 @@ def test_separable_rows_give_a_finite_temperature():
     scores = rng.uniform(0.5, 2.0, 400) * rng.choice([-1, 1], 400)
     tau = fit_temperature(scores, (scores > 0).astype(int))
     assert 1 < tau < 20
+
+
+def test_temperature_minimises_the_cross_entropy_even_for_huge_scores():
+    """The fitted τ is the grid's best within its resolution, computed independently with
+    scipy's ``log_softmax``; scores of size 10³ (a least-squares margin on unscaled targets)
+    neither overflow nor move the optimum."""
+    from scipy.special import log_softmax
+
+    rng = np.random.default_rng(4)
+    scores = rng.normal(size=(2000, 3))
+    labels = np.array([rng.choice(3, p=p) for p in tempered_proba(scores, 1.7)])
+    epsilon = 1.0 / (len(labels) + 2)  # Platt's smoothing, as fit_temperature documents it
+    targets = np.full((len(labels), 3), epsilon / 2)
+    targets[np.arange(len(labels)), labels] = 1 - epsilon
+
+    def cross_entropy(tau, s):
+        return -(targets * log_softmax(tau * s, axis=1)).sum(axis=1).mean()
+
+    for scale in (1.0, 1e3):
+        tau = fit_temperature(scale * scores, labels)
+        grid = np.exp(np.linspace(np.log(tau) - 0.05, np.log(tau) + 0.05, 21))
+        losses = [cross_entropy(t, scale * scores) for t in grid]
+        assert np.isfinite(losses).all()
+        assert cross_entropy(tau, scale * scores) <= min(losses) + 1e-9
+        assert scale * tau == pytest.approx(1.7, rel=0.15)
