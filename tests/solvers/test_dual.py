@@ -34,10 +34,16 @@ def _weights(n, seed=1):
 def test_the_dual_solution_is_the_weighted_ridge_solution(alpha):
     X, y = _data(n=400)
     fm, weight = _map(), _weights(400)
-    theta = dual_ridge(fm, D_BLOCKS, X, y, weight).theta(alpha)
-    exact = _weighted_ridge(feature_matrix(fm, X, D_BLOCKS), y, weight, alpha)
+    solution = dual_ridge(fm, D_BLOCKS, X, y, weight).solution(alpha)
+    theta = solution.theta()
+    Phi = feature_matrix(fm, X, D_BLOCKS)
+    exact = _weighted_ridge(Phi, y, weight, alpha)
     assert torch.allclose(theta[:-1], exact[:-1], atol=1e-8 * float(exact.abs().max()))
     assert float(INTERCEPT_FEATURE * theta[-1]) == pytest.approx(float(exact[-1]), abs=1e-8)
+    residual = Phi @ exact[:-1] + exact[-1] - y  # F at the primal optimum
+    objective = (float((weight * 0.5 * residual[:, 0] ** 2).sum()) / len(y)
+                 + 0.5 * alpha * float(exact[:-1].square().sum()))
+    assert solution.training_loss == pytest.approx(objective, rel=1e-8)
 
 
 @pytest.mark.parametrize("alpha", [1e-1, 1e-5])

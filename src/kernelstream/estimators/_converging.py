@@ -170,17 +170,18 @@ class ConvergingMixin:
                 raise FloatingPointError("The leave-one-out loss is not finite; standardise X, and "
                                          "check y and sample_weight.")
             if best is None or float(losses[a]) < best[0]:
-                best = (float(losses[a]), alphas[a], ridge)
-        loss, alpha, ridge = best
-        theta = ridge.theta(alpha)
-        result = FitResult(theta=theta.to(dtype), best_loss=torch.tensor([loss], dtype=torch.float64),
-                           best_epoch=[0], loss_curve=[ridge.training_loss(alpha, theta)],
-                           validation_curve=[[loss]], n_epochs=1, n_steps=1)
+                best = (float(losses[a]), alphas[a], ridge.solution(alphas[a]))
+            del ridge  # one bandwidth's n × n matrices at a time
+        loss, alpha, solution = best
+        result = FitResult(theta=solution.theta().to(dtype),
+                           best_loss=torch.tensor([loss], dtype=torch.float64), best_epoch=[0],
+                           loss_curve=[solution.training_loss], validation_curve=[[loss]],
+                           n_epochs=1, n_steps=1)
         self.cv_results_ = _cv_results(records) if len(records) > 1 else None
-        self._set_preconditioned(result, ridge.feature_map, [alpha], n_blocks,
-                                 [(n_blocks, loss, 1, ridge.feature_map.sigma)])
+        self._set_preconditioned(result, solution.feature_map, [alpha], n_blocks,
+                                 [(n_blocks, loss, 1, solution.feature_map.sigma)])
         held = weight > 0
-        self._calibrate_held_out(ridge.leave_one_out(alpha).to(dtype), y_t[torch.as_tensor(held)],
+        self._calibrate_held_out(solution.leave_one_out.to(dtype), y_t[torch.as_tensor(held)],
                                  w_t[torch.as_tensor(held)])
 
     def _dual_layout(self, n_rows: int) -> tuple[int, int]:

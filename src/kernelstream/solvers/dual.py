@@ -28,10 +28,10 @@ import torch
 from ..features.base import FeatureMap
 from .preconditioned import INTERCEPT_FEATURE
 
-__all__ = ["DUAL_MAX_ROWS", "DualRidge", "dual_ridge"]
+__all__ = ["DUAL_MAX_ROWS", "DualRidge", "DualSolution", "dual_ridge"]
 
-#: the dual route is taken up to this many rows (two ``n × n`` float64 matrices, 67 MB, and an
-#: eigendecomposition of about a second on one core at 2048 rows)
+#: the dual route is taken up to this many rows (a few ``n × n`` float64 matrices of 34 MB each,
+#: one bandwidth's at a time, and an eigendecomposition of about a second on one core at 2048 rows)
 DUAL_MAX_ROWS = 2048
 #: features evaluated at once for the Gram (float32 products over this many features, summed in
 #: float64)
@@ -84,23 +84,42 @@ class DualRidge:
                   / self.weight.sum() for a in alphas]
         return torch.stack(losses)
 
-    def theta(self, alpha: float) -> torch.Tensor:
-        """``θ = [W; b/c]`` ``(D+1, C)`` of the exact minimiser of ``F`` at ``alpha``:
-        ``W = ΦᵀS c``, ``c = P V(Λ + nα)⁻¹Vᵀỹ``, ``b`` the weighted mean residual."""
+    def solution(self, alpha: float) -> DualSolution:
+        """The exact minimiser of ``F`` at ``alpha`` in ``O(m²)``, kept without the ``m × m``
+        matrices: ``c = P V(Λ + nα)⁻¹Vᵀỹ`` (``W = ΦᵀSc``), ``b`` the weighted mean residual,
+        ``F`` (with ``‖W‖² = (Sc)ᵀΦΦᵀ(Sc)``) and the leave-one-out predictions."""
         V, s, u = self.eigenvectors, self.scale, self.unit
         c = V @ (self.projected / (self.eigenvalues + self.n_rows * alpha)[:, None])
         c = c - u[:, None] * (u @ c)  # keep c ⊥ u: the intercept's direction is not penalised
         dual = s[:, None] * c  # Sc
-        W = _transposed_features(self.feature_map, self.X, self.n_blocks, dual)  # ΦᵀSc
         outputs = self.gram @ dual  # ΦW
         b = (self.weight @ (self.y - outputs)) / self.weight.sum()
-        return torch.cat([W, (b / INTERCEPT_FEATURE)[None]])
+        fit = float((self.weight * 0.5 * (outputs + b - self.y).square().sum(dim=1)).sum()) / self.n_rows
+        penalty = 0.5 * alpha * float((dual * outputs).sum())  # (α/2)‖W‖²
+        return DualSolution(self.feature_map, self.n_blocks, self.X, dual, b, fit + penalty,
+                            self.leave_one_out(alpha))
 
-    def training_loss(self, alpha: float, theta: torch.Tensor) -> float:
-        """``F`` at ``theta``: ``Σ w ½(f − y)²/n + (α/2)‖W‖²``."""
-        fitted, _ = self.fitted(alpha)  # ŷ = ΦW + b at the minimiser
-        fit = float((self.weight * 0.5 * (fitted - self.y).square().sum(dim=1)).sum()) / self.n_rows
-        return fit + 0.5 * alpha * float(theta[:-1].square().sum())
+    def theta(self, alpha: float) -> torch.Tensor:
+        """``θ = [W; b/c]`` ``(D+1, C)`` of the exact minimiser of ``F`` at ``alpha``."""
+        return self.solution(alpha).theta()
+
+
+@dataclass
+class DualSolution:
+    """The dual optimum at one ``α``: what the primal ``θ`` needs, ``O(m)`` memory."""
+
+    feature_map: FeatureMap
+    n_blocks: int
+    X: torch.Tensor  # (m, d) rows of positive weight
+    dual: torch.Tensor  # (m, C) Sc
+    intercept: torch.Tensor  # (C,) b
+    training_loss: float  # F at the optimum
+    leave_one_out: torch.Tensor  # (m, C) each row predicted by the model fitted without it
+
+    def theta(self) -> torch.Tensor:
+        """``θ = [W; b/c]`` ``(D+1, C)``, ``W = ΦᵀSc`` (one pass over the features)."""
+        W = _transposed_features(self.feature_map, self.X, self.n_blocks, self.dual)
+        return torch.cat([W, (self.intercept / INTERCEPT_FEATURE)[None]])
 
 
 def dual_ridge(feature_map: FeatureMap, n_blocks: int, X: torch.Tensor, y: torch.Tensor,
