@@ -9,7 +9,11 @@ split); regression: abalone (seeded 75/25 splits, seeds 0, 1, 2). Proxies for th
 scikit-learn's bundled breast cancer and digits odd vs even (binary), diabetes (regression), and
 river's bundled Phishing and Bananas (binary; Bananas has 5,300 rows in two dimensions, so its
 default fit trains by epochs after a 5-fold cross-validation, not by the dual route of few rows),
-TrumpApproval and ChickWeights (regression).
+TrumpApproval and ChickWeights (regression); and five more, four of them above the dual route's
+2048 training rows: river's Yeast (its first label, binary) and Shuttle (binary, 49,097 rows),
+statsmodels' Fair affairs survey (binary "any affair", 6,366 rows) and RAND health insurance
+experiment (regression of doctor visits, 20,190 rows), and scikit-learn's Friedman #1
+(regression, 8,000 rows, noise 1).
 
 Preprocessing, the user's job (as for ``SVC``): every set is standardised with a
 ``StandardScaler`` fitted on its training part, except a9a (binary features) and MNIST after PCA,
