@@ -4,7 +4,8 @@
   ``LinearSVC`` on raw features, ``RBFSampler+SGDClassifier``, ``Nystroem+LinearSVC`` and
   libsvm ``SVC`` (full training set). Each method runs a ladder of model sizes from cheap to
   expensive; its time is the fit time of the first rung that reaches the target (the fastest
-  size that does), test-set evaluation excluded.
+  size that does), test-set evaluation excluded; a rung that reaches it in under 2 s is timed
+  again 7 times after a warm-up, and the table gives the minimum and the median.
 - 2-D synthetic regression, 2^20 (and 2^18) training points: the test MSE (against the
   noise-free f) of ``RBFSampler(1024)+Ridge`` fitted on all points, and its time, against
   ``DSGRegressor(sigma=0.1×median, alpha=1e-6)`` with every other parameter at its default
@@ -44,6 +45,8 @@ from kernelstream.features import median_distance, sigma_to_gamma
 #: "wall" clock, or "cpu" time of this process (every method runs --threads threads, so with one
 #: thread CPU time is the wall time of a quiet machine; set by --clock)
 CLOCK = "wall"
+#: a rung reaching the target faster than this is timed again, this many times (min and median)
+RETIME_SECONDS, RETIME_REPEATS = 2.0, 7
 #: --quick: small sizes and an easy a9a target, seconds in all
 QUICK = dict(only=["a9a", "synthetic", "throughput"], a9a_rows=2048, a9a_target=0.25, skip_svc=True,
              synthetic_n=[2**12], svgp_seconds=2.0, throughput_features=2**12)
@@ -93,16 +96,24 @@ def classification_ladders(gamma: float, skip_svc: bool):
 
 
 def time_to_error(ladder, X, y, X_test, y_test, target: float):
-    """(time, error, rung) of the first rung reaching ``target``; else the best rung, time None."""
+    """(time, median, error, rung) of the first rung reaching ``target``; else the best rung,
+    times None. A rung that reaches it in under ``RETIME_SECONDS`` is timed again,
+    ``RETIME_REPEATS`` times after a warm-up: its time is then the minimum, with the median."""
     best = None
     for label, make in ladder:
         model, seconds = stopwatch(lambda: make().fit(X, y))
         error = 1.0 - model.score(X_test, y_test)
-        print(f"    {label}: {seconds:.2f} s, error {error:.4f}", flush=True)
+        print(f"    {label}: {seconds:.3f} s, error {error:.4f}", flush=True)
         if error <= target:
-            return seconds, error, label
-        if best is None or error < best[1]:
-            best = (None, error, label)
+            median = None
+            if seconds < RETIME_SECONDS:
+                timing = measure(lambda: make().fit(X, y), repeats=RETIME_REPEATS, warmup=1)
+                seconds, median = timing.min(CLOCK), timing.median(CLOCK)
+                print(f"      again, {RETIME_REPEATS} times: min {seconds:.3f} s, median {median:.3f} s",
+                      flush=True)
+            return seconds, median, error, label
+        if best is None or error < best[2]:
+            best = (None, None, error, label)
     return best
 
 
@@ -261,7 +272,7 @@ def load_after() -> str:
 
 
 def fmt_time(t):
-    return "not reached" if t is None else f"{t:.2f}"
+    return "not reached" if t is None else f"{t:.3f}"
 
 
 def classification_sections(args) -> list[str]:
@@ -272,9 +283,10 @@ def classification_sections(args) -> list[str]:
             continue
         rows = classification(name, *loader(args.a9a_rows if name == "a9a" else None), target,
                               args.skip_svc)
-        table = markdown_table(["method", "time to target (s)", "test error",
-                                "fastest rung reaching it (or best)"],
-                               [(m, fmt_time(t), f"{e:.4f}", rung) for m, t, e, rung in rows])
+        table = markdown_table(["method", "time to target (s)", f"median of {RETIME_REPEATS} (s)",
+                                "test error", "fastest rung reaching it (or best)"],
+                               [(m, fmt_time(t), "—" if median is None else f"{median:.3f}", f"{e:.4f}", rung)
+                                for m, t, median, e, rung in rows])
         title = {"a9a": f"a9a, {100 * target:.1f}% test error",
                  "mnist": "MNIST 8 vs 6, 1.0% test error"}[name]
         sections.append(f"## {title}\n\n" + "\n".join(table) + f"\n\n{load_after()}")
