@@ -177,7 +177,7 @@ def sketch_preconditioner(feature_map: FeatureMap, n_blocks: int, X_sketch: torc
     V = V[:, :k].contiguous()
     chunks = kept or (_augmented(feature_matrix(feature_map, X_sketch[rows], n_blocks)) for rows in _row_chunks(s, D))
     V_features = V.to(X_sketch.dtype)
-    projections = torch.cat([(Phi @ V_features).double() ** 2 for Phi in chunks])  # (v_iᵀφ̃)² per sketch row
+    projections = torch.cat([(Phi @ V_features).square().double() for Phi in chunks])  # (v_iᵀφ̃)² per sketch row
     return Preconditioner(V=V_features, eigenvalues=lam[: k + 1].clone(),
                           curvature=weight_scale / loss.step_scale,
                           alphas=torch.as_tensor(alphas, dtype=torch.float64, device=lam.device),
@@ -195,7 +195,7 @@ def _covariance_eigen(feature_map, n_blocks, X, kept: list | None = None):
         if kept is not None:
             kept.append(Phi)
         cov += (Phi.T @ Phi).double()  # a chunk's products in the features' precision, summed in float64
-        sq_norms[rows] = Phi.double().square().sum(dim=1)
+        sq_norms[rows] = Phi.square().sum(dim=1).double()
     lam, V = torch.linalg.eigh(cov / s)
     return lam.flip(0).clamp_min(0), V.flip(1), sq_norms
 
