@@ -39,12 +39,18 @@ _GRAM_FEATURES = 1024
 
 
 @dataclass
-class DualRidge:
-    """The eigendecomposition of ``ZZᵀ`` for one feature map, and what every ``α`` needs."""
+class _DualRows:
+    """The features a dual model is written in: ``W = Φᵀ(dual coefficients)`` on these rows."""
 
     feature_map: FeatureMap
     n_blocks: int
     X: torch.Tensor  # (m, d) rows of positive weight
+
+
+@dataclass
+class DualRidge(_DualRows):
+    """The eigendecomposition of ``ZZᵀ`` for one feature map, and what every ``α`` needs."""
+
     y: torch.Tensor  # (m, C) targets
     weight: torch.Tensor  # (m,) float64
     n_rows: int  # n of the objective (rows of weight 0 included)
@@ -105,12 +111,9 @@ class DualRidge:
 
 
 @dataclass
-class DualSolution:
+class DualSolution(_DualRows):
     """The dual optimum at one ``α``: what the primal ``θ`` needs, ``O(m)`` memory."""
 
-    feature_map: FeatureMap
-    n_blocks: int
-    X: torch.Tensor  # (m, d) rows of positive weight
     dual: torch.Tensor  # (m, C) Sc
     intercept: torch.Tensor  # (C,) b
     training_loss: float  # F at the optimum
