@@ -105,10 +105,6 @@ class DualRidge(_DualRows):
         return DualSolution(self.feature_map, self.n_blocks, self.X, dual, b, fit + penalty,
                             self.leave_one_out(alpha))
 
-    def theta(self, alpha: float) -> torch.Tensor:
-        """``θ = [W; b/c]`` ``(D+1, C)`` of the exact minimiser of ``F`` at ``alpha``."""
-        return self.solution(alpha).theta()
-
 
 @dataclass
 class DualSolution(_DualRows):
