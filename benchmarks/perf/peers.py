@@ -66,10 +66,10 @@ def classification_ladders(gamma: float, skip_svc: bool):
     from sklearn.svm import SVC, LinearSVC
 
     sigma = (2 * gamma) ** -0.5
-    sized = [(f"DSGClassifier(kernel='rbf_orf', sigma=σ, alpha=1e-5, n_components={D}, "
+    sized = [(f"DSGClassifier(loss='squared', kernel='rbf_orf', sigma=σ, alpha=1e-5, n_components={D}, "
               f"max_iter={epochs}, early_stopping=False, tol=None)",
               lambda D=D, epochs=epochs: DSGClassifier(
-                  kernel="rbf_orf", sigma=sigma, alpha=1e-5, n_components=D, block_size=min(D, 1024),
+                  loss="squared", kernel="rbf_orf", sigma=sigma, alpha=1e-5, n_components=D, block_size=min(D, 1024),
                   max_iter=epochs, early_stopping=False, tol=None, random_state=0, device="cpu"))
              for D in (256, 384, 512, 1024, 2048) for epochs in (1, 2, 5)]
     one_pass = [(f"DSGClassifier(solver='one_pass', batch_size=1024, block_size={r})",

@@ -90,6 +90,10 @@ SETS = {
     "shuttle": _proxy("classification"),
     "friedman1": _proxy("regression"),
     "randhie": _proxy("regression"),
+    "hastie_10_2": _proxy("classification"),
+    "moons": _proxy("classification"),
+    "friedman2": _proxy("regression"),
+    "friedman3": _proxy("regression"),
 }
 #: the peers' grids: C of the SVMs, multiples of gamma="scale", alpha of the ridge
 GRID = dict(C=[0.1, 1, 10, 100], gamma=[0.25, 0.5, 1, 2, 4], alpha=[1e-3, 1e-2, 1e-1, 1, 10])
@@ -134,6 +138,15 @@ def proxy(name: str) -> tuple[np.ndarray, np.ndarray]:
         return datasets.load_diabetes(return_X_y=True)
     if name == "friedman1":  # y = 10 sin(πx₁x₂) + 20(x₃ − ½)² + 10x₄ + 5x₅ + N(0, 1), 5 useless inputs
         return datasets.make_friedman1(8000, noise=1.0, random_state=0)
+    if name == "hastie_10_2":  # y = sign(Σ x_i² − χ²₁₀ median), x ~ N(0, I₁₀): a sphere's boundary
+        X, y = datasets.make_hastie_10_2(12000, random_state=0)
+        return X, y.astype(int)
+    if name == "moons":  # two interleaved half circles, N(0, 0.3²) noise on both coordinates
+        return datasets.make_moons(10000, noise=0.3, random_state=0)
+    if name == "friedman2":  # y = √(x₁² + (x₂x₃ − 1/(x₂x₄))²) + N(0, 30²), inputs of very unequal ranges
+        return datasets.make_friedman2(8000, noise=30.0, random_state=0)
+    if name == "friedman3":  # y = atan((x₂x₃ − 1/(x₂x₄))/x₁) + N(0, 0.1²)
+        return datasets.make_friedman3(8000, noise=0.1, random_state=0)
     if name in ("fair_affairs", "randhie"):
         return _statsmodels(name)
     if name == "yeast_class1":  # the first of Yeast's 14 labels
