@@ -146,8 +146,8 @@ def test_a_stream_fit_tempers_its_probabilities_like_an_array_fit(early_stopping
     import scipy.sparse as sp
     X, y = _moons(3000)
     rows = sp.csr_matrix(X) if sparse else X
-    params = dict(sigma=0.5, alpha=1e-4, n_components=256, early_stopping=early_stopping,
-                  max_iter=20, **SMALL)
+    params = dict(loss="squared", sigma=0.5, alpha=1e-4, n_components=256,
+                  early_stopping=early_stopping, max_iter=20, **SMALL)
     streamed = DSGClassifier(**params).fit(open_source(rows, y, **STREAM))
     arrays = DSGClassifier(**params).fit(X, y)
     assert streamed.loss_ == "squared" and streamed.proba_temperature_ > 0

@@ -97,7 +97,7 @@ def test_empty_training_data_is_refused():
 
 
 @pytest.mark.parametrize("make", [lambda: DSGRegressor(random_state=0, max_iter=100),
-                                  lambda: DSGClassifier(random_state=0, max_iter=100)])
+                                  lambda: DSGClassifier(loss="squared", random_state=0, max_iter=100)])
 def test_the_squared_loss_chooses_sigma_and_alpha_by_direct_solves(make, monkeypatch):
     """With the squared loss each (σ, α) candidate of the selection is judged at its exact
     optimum; the stochastic solver then trains the winner (an explicit ``max_iter``: epochs,
