@@ -1,4 +1,5 @@
-"""Accuracy on the issue's checks: the synthetic task against a peer, a9a and MNIST 8 vs 6.
+"""Accuracy on the issue's checks: the synthetic task against a peer, a9a, MNIST 8 vs 6, and a
+binary boundary without label noise.
 
 These are the slowest tests (seconds each); they use the library's defaults, as the checks do.
 """
@@ -71,3 +72,18 @@ def test_a9a_stream_is_the_same_model_for_any_chunk_size():
     assert small.n_components_ == large.n_components_ <= budget
     errors = [1 - m.score(X_test, y_test) for m in models]
     assert abs(errors[0] - errors[1]) <= 0.002 and max(errors) < 0.16
+
+
+def test_binary_default_finds_a_noise_free_boundary():
+    """``make_hastie_10_2`` (labels: which side of a sphere in ten dimensions, no label noise),
+    2,500 training rows, so the fit runs by epochs: the binary default (the squared hinge)
+    measured 2.87% test error; least squares, the default before, chose half the bandwidth and
+    reached 5.4% (the held-out failure of ``benchmarks/results/shared_defaults_loss.md``)."""
+    from sklearn.datasets import make_hastie_10_2
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = make_hastie_10_2(4000, random_state=0)
+    X = StandardScaler().fit_transform(X).astype(np.float32)
+    clf = DSGClassifier(random_state=0).fit(X[:2500], y[:2500])
+    error = 1 - clf.score(X[2500:], y[2500:])
+    assert clf.loss_ == "squared_hinge" and error <= 0.04, error
