@@ -62,16 +62,14 @@ def dual_predictions(X: torch.Tensor, X_test: torch.Tensor, y: torch.Tensor, W0:
     for c in chunks:
         Phi = fourier(X, W0[:, c] / sigma, b[c]) * (W0[:, c].shape[1] / D) ** 0.5
         gram += (Phi @ Phi.T).double()
-    out = []
-    for lam in lams:
-        a = torch.linalg.solve(gram + lam * n * torch.eye(n, dtype=gram.dtype), y)
-        pred = torch.zeros(X_test.shape[0], dtype=torch.float64)
-        for c in chunks:
-            scale = (W0[:, c].shape[1] / D) ** 0.5
-            w = (fourier(X, W0[:, c] / sigma, b[c]) * scale).double().T @ a
-            pred += (fourier(X_test, W0[:, c] / sigma, b[c]) * scale).double() @ w
-        out.append(pred)
-    return out
+    eye = torch.eye(n, dtype=gram.dtype)
+    A = torch.stack([torch.linalg.solve(gram + lam * n * eye, y) for lam in lams], dim=1)  # (n, L)
+    pred = torch.zeros((X_test.shape[0], len(lams)), dtype=torch.float64)
+    for c in chunks:  # one more pass over the features serves every λ: Φ_test(ΦᵀA)
+        scale = (W0[:, c].shape[1] / D) ** 0.5
+        w = (fourier(X, W0[:, c] / sigma, b[c]) * scale).double().T @ A
+        pred += (fourier(X_test, W0[:, c] / sigma, b[c]) * scale).double() @ w
+    return list(pred.T)
 
 
 def errors(pred: torch.Tensor, truth: torch.Tensor) -> dict:
