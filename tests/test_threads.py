@@ -61,14 +61,14 @@ def _record_threads(monkeypatch) -> list:
         seen.append((torch.get_num_threads(), _blas_threads()))
         return real_gradient(*args, **kwargs)
 
-    real_gram = dual._gram
+    real_gram = dual.feature_gram
 
     def gram(*args, **kwargs):
         seen.append((torch.get_num_threads(), _blas_threads()))
         return real_gram(*args, **kwargs)
 
     monkeypatch.setattr(_base, "dsg_step", step)  # the one-pass solver
-    monkeypatch.setattr(dual, "_gram", gram)  # the dual route (few rows, least squares)
+    monkeypatch.setattr(dual, "feature_gram", gram)  # the dual route (few rows, least squares)
     monkeypatch.setattr(preconditioned, "batch_gradient", gradient)  # the default solver
     return seen
 

@@ -9,7 +9,7 @@ from sklearn.metrics import log_loss
 from kernelstream import DSGClassifier, DSGRegressor
 from kernelstream.estimators._budget import dual_features
 from kernelstream.estimators._converging import DUAL_ALPHAS, SIGMA_SCALES
-from kernelstream.solvers.dual import DUAL_MAX_ROWS, dual_ridge
+from kernelstream.solvers.dual import DUAL_MAX_ROWS, dual_ridge, gram_rows
 from kernelstream.solvers.preconditioned import INTERCEPT_FEATURE, feature_matrix
 
 from test_preconditioned import D_BLOCKS, _data, _map
@@ -34,7 +34,7 @@ def _weights(n, seed=1):
 def test_the_dual_solution_is_the_weighted_ridge_solution(alpha):
     X, y = _data(n=400)
     fm, weight = _map(), _weights(400)
-    solution = dual_ridge(fm, D_BLOCKS, X, y, weight).solution(alpha)
+    solution = dual_ridge(gram_rows(fm, D_BLOCKS, X, y, weight)).solution(alpha)
     theta = solution.theta()
     Phi = feature_matrix(fm, X, D_BLOCKS)
     exact = _weighted_ridge(Phi, y, weight, alpha)
@@ -50,7 +50,7 @@ def test_the_dual_solution_is_the_weighted_ridge_solution(alpha):
 def test_leave_one_out_predictions_are_those_of_refits_without_the_row(alpha):
     X, y = _data(n=300)
     fm, weight = _map(), _weights(300)
-    ridge = dual_ridge(fm, D_BLOCKS, X, y, weight)
+    ridge = dual_ridge(gram_rows(fm, D_BLOCKS, X, y, weight))
     predicted = ridge.leave_one_out(alpha)
     Phi = feature_matrix(fm, X, D_BLOCKS)
     kept = torch.nonzero(weight > 0).flatten()
@@ -69,11 +69,11 @@ def test_leave_one_out_predictions_are_those_of_refits_without_the_row(alpha):
 def test_refusals_of_the_dual_solve():
     X, y = _data(n=50)
     with pytest.raises(ValueError, match="sample_weight 0"):
-        dual_ridge(_map(), D_BLOCKS, X, y, torch.zeros(50, dtype=X.dtype))
+        gram_rows(_map(), D_BLOCKS, X, y, torch.zeros(50, dtype=X.dtype))
     bad = X.clone()
     bad[3, 0] = float("inf")
     with pytest.raises(FloatingPointError, match="not finite"):
-        dual_ridge(_map(), D_BLOCKS, bad, y, torch.ones(50, dtype=X.dtype))
+        gram_rows(_map(), D_BLOCKS, bad, y, torch.ones(50, dtype=X.dtype))
 
 
 def _regression(n, seed=0):

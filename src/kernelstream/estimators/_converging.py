@@ -27,7 +27,8 @@ from ..features import kernel_class, make_feature_map, resolve_bandwidth
 from ..rng import draw_seed
 from ..solvers.conjugate import QUADRATIC_LOSSES
 from ..solvers.direct import DIRECT_MAX_FEATURES
-from ..solvers.dual import DUAL_MAX_ROWS, dual_ridge
+from ..solvers.dual import DUAL_MAX_ROWS, dual_ridge, gram_rows
+from ..solvers.dual_hinge import dual_squared_hinge
 from ..solvers.preconditioned import INTERCEPT_FEATURE, EpochControl, FitResult
 from ..solvers.selection import (Problem, candidate_records, cross_validate, grow_features,
                                  race_bandwidths)
@@ -46,6 +47,8 @@ ALPHAS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7)
 GROWTH_TOL = 1e-3
 #: ``alpha="auto"`` on few rows (the dual route, where every ``α`` costs ``O(n²)``): half decades
 DUAL_ALPHAS = tuple(10.0 ** (-k / 2) for k in range(2, 17))
+#: the losses the dual route solves exactly
+DUAL_LOSSES = (*QUADRATIC_LOSSES, "squared_hinge")
 #: CSR rows take the dual route when their dense copy holds at most this many values (128 MB)
 DUAL_DENSE_FLOATS = 2**25
 #: up to this many rows, sigma and alpha are chosen by 5-fold cross-validation, not on one
@@ -128,14 +131,15 @@ class ConvergingMixin:
             self._pending = None
         return self
 
-    # -- the dual route: few rows, the squared loss ---------------------------------------
+    # -- the dual route: few rows, the squared loss or the squared hinge --------------------
     def _takes_dual_route(self, X) -> bool:
-        """Whether ``fit`` solves exactly in the dual (:mod:`kernelstream.solvers.dual`): the
-        default solver and ``max_iter``, the squared loss, at most ``DUAL_MAX_ROWS`` rows (CSR
-        ones densified when that takes at most ``DUAL_DENSE_FLOATS`` values). The result is the
+        """Whether ``fit`` solves exactly in the dual: the default solver and ``max_iter``, at
+        most ``DUAL_MAX_ROWS`` rows (CSR ones densified when that takes at most
+        ``DUAL_DENSE_FLOATS`` values), the squared loss (:mod:`kernelstream.solvers.dual`) or the
+        classifier's squared hinge (:mod:`kernelstream.solvers.dual_hinge`). The result is the
         optimum the epochs would converge to, on every row (no tenth held out), so there is
         nothing to checkpoint."""
-        return self._dual_route_possible(X) and self._make_loss().name in QUADRATIC_LOSSES
+        return self._dual_route_possible(X) and self._make_loss().name in DUAL_LOSSES
 
     def _dual_route_possible(self, X) -> bool:
         """The conditions of the dual route but the loss's."""
@@ -145,8 +149,9 @@ class ConvergingMixin:
 
     def _fit_dual(self, X, targets, weight) -> None:
         """``σ`` and ``α`` of least leave-one-out loss at the number of features kept, each
-        ``σ`` by one eigendecomposition of its ``n × n`` Gram matrix and every ``α`` from it;
-        the model is the exact minimiser on all the rows."""
+        ``σ`` from its ``n × n`` Gram matrix (least squares: one eigendecomposition serves every
+        ``α``; the squared hinge: finite Newton along the ``α``); the model is the exact
+        minimiser on all the rows."""
         dtype, device = self._torch_dtype(), self.device_
         X = X.toarray() if sp.issparse(X) else X  # few rows: the same fit as the dense rows
         X_t = to_tensor(X, dtype, device)
@@ -160,19 +165,33 @@ class ConvergingMixin:
                              "leave-one-out (rows of positive sample_weight: "
                              f"{int((w_t > 0).sum())}); pass more rows, or numbers for sigma "
                              "and alpha.")
-        best, records = None, []
+        candidates = self._dual_losses()
+        best, records = {}, []  # loss -> (leave-one-out loss, α, solution)
         for sigma in sigmas:
-            ridge = dual_ridge(self._make_map(X.shape[1], sigma, block_size), n_blocks, X_t, y_t, w_t)
-            losses = ridge.leave_one_out_losses(alphas)
-            records += candidate_records(0, sigma, alphas, X.shape[0], n_blocks * block_size, losses, 1)
-            a = int(torch.argmin(losses))
-            if not bool(torch.isfinite(losses[a])):
-                raise FloatingPointError("The leave-one-out loss is not finite; standardise X, and "
-                                         "check y and sample_weight.")
-            if best is None or float(losses[a]) < best[0]:
-                best = (float(losses[a]), alphas[a], ridge.solution(alphas[a]))
-            del ridge  # one bandwidth's n × n matrices at a time
-        loss, alpha, solution = best
+            rows = gram_rows(self._make_map(X.shape[1], sigma, block_size), n_blocks, X_t, y_t, w_t)
+            for name in candidates:
+                solver = dual_squared_hinge(rows, alphas) if name == "squared_hinge" else dual_ridge(rows)
+                losses = solver.leave_one_out_losses(alphas)
+                records += [dict(r, loss=name) for r in candidate_records(
+                    0, sigma, alphas, X.shape[0], n_blocks * block_size, losses, 1)]
+                a = int(torch.argmin(losses))
+                if not bool(torch.isfinite(losses[a])):
+                    raise FloatingPointError("The leave-one-out loss is not finite; standardise X, "
+                                             "and check y and sample_weight.")
+                if name not in best or float(losses[a]) < best[name][0]:
+                    best[name] = (float(losses[a]), alphas[a], solver.solution(alphas[a]))
+                del solver
+            del rows  # one bandwidth's n × n matrices at a time
+        held = torch.as_tensor(weight > 0)
+        y_held, w_held = y_t[held], w_t[held]
+        chosen = candidates[0]
+        for name in candidates[1:]:  # another loss only for fewer leave-one-out errors
+            if (self._leave_one_out_error(best[name][2].leave_one_out, y_held, w_held)
+                    < self._leave_one_out_error(best[chosen][2].leave_one_out, y_held, w_held)):
+                chosen = name
+        if len(candidates) > 1:
+            self.loss_ = chosen
+        loss, alpha, solution = best[chosen]
         result = FitResult(theta=solution.theta().to(dtype),
                            best_loss=torch.tensor([loss], dtype=torch.float64), best_epoch=[0],
                            loss_curve=[solution.training_loss], validation_curve=[[loss]],
@@ -180,9 +199,16 @@ class ConvergingMixin:
         self.cv_results_ = _cv_results(records) if len(records) > 1 else None
         self._set_preconditioned(result, solution.feature_map, [alpha], n_blocks,
                                  [(n_blocks, loss, 1, solution.feature_map.sigma)])
-        held = weight > 0
-        self._calibrate_held_out(solution.leave_one_out.to(dtype), y_t[torch.as_tensor(held)],
-                                 w_t[torch.as_tensor(held)])
+        self._calibrate_held_out(solution.leave_one_out.to(dtype), y_held, w_held)
+
+    def _dual_losses(self) -> tuple[str, ...]:
+        """The losses the dual route solves, the first kept unless another makes fewer
+        leave-one-out errors (the classifier's ``loss="auto"`` on two classes tries two)."""
+        return (self._make_loss().name,)
+
+    def _leave_one_out_error(self, predictions, targets, weight) -> float:
+        """What compares the losses of ``_dual_losses`` (the classifier: the error rate)."""
+        return 0.0
 
     def _dual_layout(self, n_rows: int) -> tuple[int, int]:
         """``(block_size, blocks)`` of the dual route: an explicit ``n_components`` as it is,
@@ -339,9 +365,9 @@ class ConvergingMixin:
 
 def _cv_results(records: list[dict]) -> dict:
     """The race as scikit-learn's ``cv_results_``: one entry per (rung, sigma, alpha)."""
-    keys = ("rung", "sigma", "alpha", "n_rows", "n_components", "validation_loss", "epochs")
-    out = {f"param_{k}" if k in ("sigma", "alpha") else k: np.array([r[k] for r in records])
-           for k in keys}
+    params = ("sigma", "alpha", "loss") if "loss" in records[0] else ("sigma", "alpha")
+    keys = ("rung", *params, "n_rows", "n_components", "validation_loss", "epochs")
+    out = {f"param_{k}" if k in params else k: np.array([r[k] for r in records]) for k in keys}
     out["mean_test_score"] = -out.pop("validation_loss")
-    out["params"] = [dict(sigma=r["sigma"], alpha=r["alpha"]) for r in records]
+    out["params"] = [{k: r[k] for k in params} for r in records]
     return out

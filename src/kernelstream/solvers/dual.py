@@ -28,7 +28,7 @@ import torch
 from ..features.base import FeatureMap
 from .preconditioned import INTERCEPT_FEATURE
 
-__all__ = ["DUAL_MAX_ROWS", "DualRidge", "DualSolution", "dual_ridge"]
+__all__ = ["DUAL_MAX_ROWS", "DualRidge", "DualSolution", "GramRows", "dual_ridge", "feature_gram", "gram_rows"]
 
 #: the dual route is taken up to this many rows (a few ``n × n`` float64 matrices of 34 MB each,
 #: one bandwidth's at a time, and an eigendecomposition of about a second on one core at 2048 rows)
@@ -48,13 +48,20 @@ class _DualRows:
 
 
 @dataclass
-class DualRidge(_DualRows):
-    """The eigendecomposition of ``ZZᵀ`` for one feature map, and what every ``α`` needs."""
+class GramRows(_DualRows):
+    """The rows of positive weight with their targets and random-feature Gram matrix: what
+    every dual solver starts from."""
 
-    y: torch.Tensor  # (m, C) targets
+    y: torch.Tensor  # (m, C) targets, float64
     weight: torch.Tensor  # (m,) float64
     n_rows: int  # n of the objective (rows of weight 0 included)
     gram: torch.Tensor  # (m, m) ΦΦᵀ, float64
+
+
+@dataclass
+class DualRidge(GramRows):
+    """The eigendecomposition of ``ZZᵀ`` for one feature map, and what every ``α`` needs."""
+
     eigenvalues: torch.Tensor  # (m,) of ZZᵀ, clipped at 0
     eigenvectors: torch.Tensor  # (m, m)
     scale: torch.Tensor  # (m,) s = √w
@@ -121,20 +128,9 @@ class DualSolution(_DualRows):
         return torch.cat([W, (self.intercept / INTERCEPT_FEATURE)[None]])
 
 
-def dual_ridge(feature_map: FeatureMap, n_blocks: int, X: torch.Tensor, y: torch.Tensor,
-               weight: torch.Tensor) -> DualRidge:
-    """The eigendecomposition of ``ZZᵀ`` for ``feature_map`` at ``n_blocks`` on the rows of
-    ``(X, y, weight)`` (rows of weight 0 leave the fit alone and are dropped)."""
-    targets = (y if y.ndim == 2 else y[:, None]).double()
-    keep = weight > 0
-    if not bool(keep.any()):
-        raise ValueError("Every row has sample_weight 0: there is nothing to fit.")
-    n_rows = X.shape[0]
-    X, targets, w = X[keep], targets[keep], weight[keep].double()
-    gram = _gram(feature_map, X, n_blocks)
-    if not (torch.isfinite(gram).all() and torch.isfinite(targets).all() and torch.isfinite(w).all()):
-        raise FloatingPointError("The random-feature Gram matrix is not finite; standardise X, "
-                                 "and check y and sample_weight.")
+def dual_ridge(rows: GramRows) -> DualRidge:
+    """The eigendecomposition of ``ZZᵀ`` on ``rows`` (:func:`gram_rows`)."""
+    gram, targets, w = rows.gram, rows.y, rows.weight
     s = w.sqrt()
     u = s / s.norm()
     scaled = s[:, None] * gram * s[None, :]  # SΦΦᵀS
@@ -143,11 +139,28 @@ def dual_ridge(feature_map: FeatureMap, n_blocks: int, X: torch.Tensor, y: torch
     eigenvalues, eigenvectors = torch.linalg.eigh(Z)
     projected_y = s[:, None] * targets
     projected_y = projected_y - u[:, None] * (u @ projected_y)  # ỹ = PSy
-    return DualRidge(feature_map, n_blocks, X, targets, w, n_rows, gram, eigenvalues.clamp_min(0.0),
-                     eigenvectors, s, u, eigenvectors.T @ projected_y)
+    return DualRidge(rows.feature_map, rows.n_blocks, rows.X, targets, w, rows.n_rows, gram,
+                     eigenvalues.clamp_min(0.0), eigenvectors, s, u, eigenvectors.T @ projected_y)
 
 
-def _gram(feature_map: FeatureMap, X: torch.Tensor, n_blocks: int) -> torch.Tensor:
+def gram_rows(feature_map: FeatureMap, n_blocks: int, X: torch.Tensor, y: torch.Tensor,
+              weight: torch.Tensor) -> GramRows:
+    """The rows of ``(X, y, weight)`` of positive weight (rows of weight 0 leave the fit alone)
+    and their ``ΦΦᵀ`` for ``feature_map`` at ``n_blocks``, checked finite."""
+    n_rows = X.shape[0]
+    targets = (y if y.ndim == 2 else y[:, None]).double()
+    keep = weight > 0
+    if not bool(keep.any()):
+        raise ValueError("Every row has sample_weight 0: there is nothing to fit.")
+    X, targets, w = X[keep], targets[keep], weight[keep].double()
+    gram = feature_gram(feature_map, X, n_blocks)
+    if not (torch.isfinite(gram).all() and torch.isfinite(targets).all() and torch.isfinite(w).all()):
+        raise FloatingPointError("The random-feature Gram matrix is not finite; standardise X, "
+                                 "and check y and sample_weight.")
+    return GramRows(feature_map, n_blocks, X, targets, w, n_rows, gram)
+
+
+def feature_gram(feature_map: FeatureMap, X: torch.Tensor, n_blocks: int) -> torch.Tensor:
     """``ΦΦᵀ`` in float64, ``φ = [ψ_1 … ψ_J]/√J``, a few blocks at a time."""
     G = torch.zeros((X.shape[0], X.shape[0]), dtype=torch.float64, device=X.device)
     for blocks in _block_groups(feature_map, n_blocks):

@@ -1,0 +1,114 @@
+"""The squared hinge solved exactly in the dual on few rows: finite Newton on the active set,
+leave-one-out predictions from the last step, and the classifier's choice between it and least
+squares."""
+
+import numpy as np
+import pytest
+import torch
+from sklearn.datasets import make_classification
+
+from kernelstream import DSGClassifier
+from kernelstream.solvers.dual import gram_rows
+from kernelstream.solvers.dual_hinge import dual_squared_hinge, squared_hinge_path
+from kernelstream.solvers.preconditioned import INTERCEPT_FEATURE, feature_matrix
+
+from test_dual import _weights
+from test_preconditioned import D_BLOCKS, _data, _map
+
+
+def _binary(n, seed=0):
+    X, y = _data(n=n, seed=seed)
+    flipped = torch.tensor(np.random.default_rng(seed).random(n) < 0.1)  # label noise: an overlap
+    return X, torch.where((y > 0) ^ flipped[:, None], 1.0, -1.0).double()
+
+
+def _gradient(Phi, y, weight, W, b, alpha):
+    """``∂F/∂(W, b)`` of ``F = Σ w max(0, 1 − y f)²/n + (α/2)‖W‖²``."""
+    f = Phi @ W + b
+    d = -2 * weight * y * (1 - y * f).clamp_min(0) / len(y)  # ∂F/∂f
+    return Phi.T @ d + alpha * W, d.sum()
+
+
+@pytest.mark.parametrize("alpha", [1e-2, 1e-6])
+def test_the_dual_optimum_zeroes_the_primal_gradient(alpha):
+    X, y = _binary(400)
+    fm, weight = _map(), _weights(400)
+    solution = dual_squared_hinge(gram_rows(fm, D_BLOCKS, X, y, weight), [1e-1, alpha]).solution(alpha)
+    theta = solution.theta()
+    W, b = theta[:-1, 0], INTERCEPT_FEATURE * theta[-1, 0]
+    Phi = feature_matrix(fm, X, D_BLOCKS).double()
+    grad_W, grad_b = _gradient(Phi, y[:, 0], weight, W, b, alpha)
+    assert float(grad_W.abs().max()) < 1e-9 and abs(float(grad_b)) < 1e-9
+    margin = (1 - y[:, 0] * (Phi @ W + b)).clamp_min(0)
+    objective = float((weight * margin.square()).sum()) / 400 + 0.5 * alpha * float(W @ W)
+    assert solution.training_loss == pytest.approx(objective, rel=1e-9)
+
+
+def test_the_warm_started_path_reaches_each_alphas_own_optimum():
+    X, y = _binary(300, seed=1)
+    rows = gram_rows(_map(), D_BLOCKS, X, y, torch.ones(300, dtype=X.dtype))
+    alphas = [1e-5, 1e-1, 1e-3]  # any order: solved from the largest down, returned as given
+    path = squared_hinge_path(rows.gram, rows.y[:, 0], rows.weight, 300, alphas)
+    for alpha, solution in zip(alphas, path):
+        alone = squared_hinge_path(rows.gram, rows.y[:, 0], rows.weight, 300, [alpha])[0]
+        assert solution.alpha == alpha
+        assert solution.objective == pytest.approx(alone.objective, rel=1e-10)
+        assert torch.allclose(solution.dual, alone.dual, atol=1e-8)
+
+
+def test_leave_one_out_predictions_are_refits_without_the_row_while_the_active_set_holds():
+    X, y = _binary(300, seed=2)
+    weight, alpha = _weights(300), 1e-3
+    rows = gram_rows(_map(), D_BLOCKS, X, y, weight)
+    solution = squared_hinge_path(rows.gram, rows.y[:, 0], rows.weight, 300, [alpha])[0]
+    f = rows.gram @ solution.dual + solution.intercept
+    active = rows.y[:, 0] * f < 1
+    checked_inside = checked_outside = 0
+    for i in range(0, rows.X.shape[0], 7):
+        keep = torch.arange(rows.X.shape[0]) != i
+        refit = squared_hinge_path(rows.gram[keep][:, keep], rows.y[keep, 0], rows.weight[keep], 300,
+                                   [alpha])[0]
+        predicted = float(rows.gram[i, keep] @ refit.dual + refit.intercept)
+        refit_active = rows.y[keep, 0] * (rows.gram[keep][:, keep] @ refit.dual + refit.intercept) < 1
+        if not active[i]:  # no gradient: removing the row changes nothing
+            assert float(solution.leave_one_out[i]) == pytest.approx(float(f[i]), abs=1e-12)
+            assert predicted == pytest.approx(float(f[i]), abs=1e-8)
+            checked_outside += 1
+        elif torch.equal(refit_active, active[keep]):  # the formula is exact here
+            assert float(solution.leave_one_out[i]) == pytest.approx(predicted, abs=1e-8)
+            checked_inside += 1
+    assert checked_inside >= 5 and checked_outside >= 5
+
+
+def test_refuses_alpha_zero():
+    X, y = _binary(50)
+    rows = gram_rows(_map(), D_BLOCKS, X, y, torch.ones(50, dtype=X.dtype))
+    with pytest.raises(ValueError, match="alpha > 0"):
+        dual_squared_hinge(rows, [0.0])
+
+
+def test_binary_auto_loss_on_few_rows_keeps_the_loss_of_fewer_leave_one_out_errors():
+    X, y = make_classification(500, 6, random_state=0)
+    model = DSGClassifier(random_state=0).fit(X, y)
+    cv = model.cv_results_
+    assert set(cv["param_loss"]) == {"squared", "squared_hinge"} and model.n_iter_ == 1
+    assert model.loss_ in ("squared", "squared_hinge")
+    kept = (cv["param_loss"] == model.loss_) & (cv["param_sigma"] == model.sigma_) & (
+        cv["param_alpha"] == model.alpha_)
+    assert np.argmax(np.where(cv["param_loss"] == model.loss_, cv["mean_test_score"], -np.inf)) == \
+        int(np.flatnonzero(kept)[0])
+    # an explicit loss is solved alone
+    hinge = DSGClassifier(random_state=0, loss="squared_hinge").fit(X, y)
+    assert hinge.loss_ == "squared_hinge" and set(hinge.cv_results_["param_loss"]) == {"squared_hinge"}
+
+
+def test_the_squared_hinge_on_few_rows_of_three_classes_is_one_against_the_rest():
+    X, y = make_classification(450, 6, n_informative=4, n_classes=3, random_state=0)
+    model = DSGClassifier(random_state=0, loss="squared_hinge", sigma=2.0, alpha=1e-4).fit(X[:300], y[:300])
+    assert model.n_iter_ == 1 and model.expansion_.n_outputs == 3
+    for c in range(3):  # column c is the binary machine of class c against the rest
+        binary = DSGClassifier(random_state=0, loss="squared_hinge", sigma=2.0, alpha=1e-4)
+        binary.fit(X[:300], y[:300] == c)
+        assert np.allclose(binary.decision_function(X[300:]), model.decision_function(X[300:])[:, c],
+                           atol=1e-4)
+    assert model.score(X[300:], y[300:]) > 0.8
