@@ -7,7 +7,10 @@ import pytest
 import torch
 from sklearn.datasets import make_classification
 
+from sklearn.exceptions import ConvergenceWarning
+
 from kernelstream import DSGClassifier
+from kernelstream.solvers import dual_hinge
 from kernelstream.solvers.dual import gram_rows
 from kernelstream.solvers.dual_hinge import dual_squared_hinge, squared_hinge_path
 from kernelstream.solvers.preconditioned import INTERCEPT_FEATURE, feature_matrix
@@ -87,7 +90,7 @@ def test_refuses_alpha_zero():
         dual_squared_hinge(rows, [0.0])
 
 
-def test_binary_auto_loss_on_few_rows_keeps_the_loss_of_fewer_leave_one_out_errors():
+def test_binary_auto_loss_on_few_rows_solves_both_losses_and_keeps_one():
     X, y = make_classification(500, 6, random_state=0)
     model = DSGClassifier(random_state=0).fit(X, y)
     cv = model.cv_results_
@@ -112,3 +115,30 @@ def test_the_squared_hinge_on_few_rows_of_three_classes_is_one_against_the_rest(
         assert np.allclose(binary.decision_function(X[300:]), model.decision_function(X[300:])[:, c],
                            atol=1e-4)
     assert model.score(X[300:], y[300:]) > 0.8
+
+
+def test_the_hinge_replaces_least_squares_only_for_significantly_fewer_errors():
+    clf = DSGClassifier()
+    targets = torch.ones(100, 1, dtype=torch.float64)
+    weight = torch.ones(100, dtype=torch.float64)
+    kept = torch.ones(100, 1, dtype=torch.float64)
+    candidate = kept.clone()
+    kept[:10] = -1  # least squares wrong on 10 rows, the hinge on none: 10 > 2√10
+    assert clf._clearly_better(candidate, kept, targets, weight)
+    candidate[10:13] = -1  # and the hinge wrong on 3 others: 7 < 2√13
+    assert not clf._clearly_better(candidate, kept, targets, weight)
+    assert not clf._clearly_better(kept, candidate, targets, weight)
+
+
+def test_an_iteration_that_does_not_converge_is_no_candidate_and_warns_when_forced(monkeypatch):
+    X, y = _binary(200)
+    rows = gram_rows(_map(), D_BLOCKS, X, y, torch.ones(200, dtype=X.dtype))
+    monkeypatch.setattr(dual_hinge, "MAX_NEWTON_STEPS", 1)  # no active set is confirmed in one step
+    solution = squared_hinge_path(rows.gram, rows.y[:, 0], rows.weight, 200, [1e-3])[0]
+    assert not solution.converged and solution.leave_one_out_loss(rows.y[:, 0], rows.weight) == np.inf
+    Xc, yc = make_classification(300, 5, random_state=0)
+    with pytest.warns(ConvergenceWarning, match="did not converge"):
+        model = DSGClassifier(random_state=0, loss="squared_hinge", alpha=1e-3).fit(Xc, yc)
+    assert model.score(Xc, yc) > 0.8  # the last iterate
+    auto = DSGClassifier(random_state=0).fit(Xc, yc)  # the hinge never converges: least squares
+    assert auto.loss_ == "squared"

@@ -12,10 +12,12 @@ import dataclasses
 import functools
 import math
 import os
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
 import torch
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
 
@@ -165,31 +167,21 @@ class ConvergingMixin:
                              "leave-one-out (rows of positive sample_weight: "
                              f"{int((w_t > 0).sum())}); pass more rows, or numbers for sigma "
                              "and alpha.")
-        candidates = self._dual_losses()
-        best, records = {}, []  # loss -> (leave-one-out loss, α, solution)
-        for sigma in sigmas:
-            rows = gram_rows(self._make_map(X.shape[1], sigma, block_size), n_blocks, X_t, y_t, w_t)
-            for name in candidates:
-                solver = dual_squared_hinge(rows, alphas) if name == "squared_hinge" else dual_ridge(rows)
-                losses = solver.leave_one_out_losses(alphas)
-                records += [dict(r, loss=name) for r in candidate_records(
-                    0, sigma, alphas, X.shape[0], n_blocks * block_size, losses, 1)]
-                a = int(torch.argmin(losses))
-                if not bool(torch.isfinite(losses[a])):
-                    raise FloatingPointError("The leave-one-out loss is not finite; standardise X, "
-                                             "and check y and sample_weight.")
-                if name not in best or float(losses[a]) < best[name][0]:
-                    best[name] = (float(losses[a]), alphas[a], solver.solution(alphas[a]))
-                del solver
-            del rows  # one bandwidth's n × n matrices at a time
+        best, records = self._solve_dual(X_t, y_t, w_t, sigmas, alphas, block_size, n_blocks,
+                                         self._dual_losses())
+        candidates = [name for name in best if math.isfinite(best[name][0])] or list(best)
+        if not math.isfinite(best[candidates[0]][0]):
+            warnings.warn(f"The squared hinge's Newton iteration did not converge at alpha="
+                          f"{best[candidates[0]][1]:g} (near interpolation); the model is its "
+                          "last iterate. Pass a larger alpha.", ConvergenceWarning, stacklevel=4)
         held = torch.as_tensor(weight > 0)
         y_held, w_held = y_t[held], w_t[held]
         chosen = candidates[0]
-        for name in candidates[1:]:  # another loss only for fewer leave-one-out errors
-            if (self._leave_one_out_error(best[name][2].leave_one_out, y_held, w_held)
-                    < self._leave_one_out_error(best[chosen][2].leave_one_out, y_held, w_held)):
+        for name in candidates[1:]:  # another loss only for clearly fewer leave-one-out errors
+            if self._clearly_better(best[name][2].leave_one_out, best[chosen][2].leave_one_out,
+                                    y_held, w_held):
                 chosen = name
-        if len(candidates) > 1:
+        if len(best) > 1:
             self.loss_ = chosen
         loss, alpha, solution = best[chosen]
         result = FitResult(theta=solution.theta().to(dtype),
@@ -201,14 +193,36 @@ class ConvergingMixin:
                                  [(n_blocks, loss, 1, solution.feature_map.sigma)])
         self._calibrate_held_out(solution.leave_one_out.to(dtype), y_held, w_held)
 
+    def _solve_dual(self, X_t, y_t, w_t, sigmas, alphas, block_size, n_blocks, losses):
+        """``({loss: (least leave-one-out loss, its α, its solution)}, cv_results_ records)``
+        over every ``σ`` (one ``n × n`` Gram matrix at a time, shared by the losses)."""
+        best, records = {}, []
+        for sigma in sigmas:
+            rows = gram_rows(self._make_map(X_t.shape[1], sigma, block_size), n_blocks, X_t, y_t, w_t)
+            for name in losses:
+                solver = dual_squared_hinge(rows, alphas) if name == "squared_hinge" else dual_ridge(rows)
+                loo = solver.leave_one_out_losses(alphas)
+                records += [dict(r, loss=name) for r in candidate_records(
+                    0, sigma, alphas, X_t.shape[0], n_blocks * block_size, loo, 1)]
+                a = int(torch.argmin(loo))  # inf: the squared hinge did not converge at any α
+                if bool(torch.isnan(loo[a])) or float(loo[a]) == -math.inf:
+                    raise FloatingPointError("The leave-one-out loss is not finite; standardise X, "
+                                             "and check y and sample_weight.")
+                if name not in best or float(loo[a]) < best[name][0]:
+                    best[name] = (float(loo[a]), alphas[a], solver.solution(alphas[a]))
+                del solver
+            del rows  # one bandwidth's n × n matrices at a time
+        return best, records
+
     def _dual_losses(self) -> tuple[str, ...]:
         """The losses the dual route solves, the first kept unless another makes fewer
         leave-one-out errors (the classifier's ``loss="auto"`` on two classes tries two)."""
         return (self._make_loss().name,)
 
-    def _leave_one_out_error(self, predictions, targets, weight) -> float:
-        """What compares the losses of ``_dual_losses`` (the classifier: the error rate)."""
-        return 0.0
+    def _clearly_better(self, candidate, kept, targets, weight) -> bool:
+        """Whether the leave-one-out predictions ``candidate`` beat ``kept`` (another loss of
+        ``_dual_losses``; the classifier compares errors)."""
+        return False
 
     def _dual_layout(self, n_rows: int) -> tuple[int, int]:
         """``(block_size, blocks)`` of the dual route: an explicit ``n_components`` as it is,

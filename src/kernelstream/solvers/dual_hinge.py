@@ -27,6 +27,7 @@ kernel (``make_hastie_10_2``, 1,500 training rows: least squares 5.4–5.9% test
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import scipy.linalg.lapack
@@ -36,8 +37,8 @@ from .dual import DualSolution, GramRows
 
 __all__ = ["DualSquaredHinge", "HingeSolution", "dual_squared_hinge", "squared_hinge_path"]
 
-#: Newton steps per ``α`` before giving up on a repeating active set (a few are typical)
-MAX_NEWTON_STEPS = 100
+#: Newton steps per ``α`` before giving up (2–6 are typical along the path)
+MAX_NEWTON_STEPS = 50
 #: a Newton step moving no output by more than this (relative) ends the iteration
 _STEP_TOL = 1e-10
 #: bisection steps of the line search (``t`` to ``2⁻⁶⁰``)
@@ -46,8 +47,8 @@ _LINE_SEARCH_STEPS = 60
 
 @dataclass
 class HingeSolution:
-    """The optimum at one ``α``: ``W = Φᵀβ``, the intercept, ``F`` and the leave-one-out
-    predictions."""
+    """The optimum at one ``α`` (or the last iterate where it did not converge): ``W = Φᵀβ``,
+    the intercept, ``F`` and the leave-one-out predictions."""
 
     alpha: float
     dual: torch.Tensor  # (m,) β, zero outside the active set
@@ -55,9 +56,13 @@ class HingeSolution:
     objective: float  # F at the optimum
     leave_one_out: torch.Tensor  # (m,) each row predicted by the model fitted without it
     newton_steps: int
+    converged: bool  # else the last iterate, its fitted values in place of leave_one_out
 
     def leave_one_out_loss(self, y: torch.Tensor, weight: torch.Tensor) -> float:
-        """Weighted mean squared hinge of the leave-one-out predictions."""
+        """Weighted mean squared hinge of the leave-one-out predictions (``inf`` where the
+        iteration did not converge: no candidate)."""
+        if not self.converged:
+            return math.inf
         return float((weight * (1 - y * self.leave_one_out).clamp_min(0).square()).sum() / weight.sum())
 
 
@@ -123,27 +128,33 @@ def squared_hinge_path(gram: torch.Tensor, y: torch.Tensor, weight: torch.Tensor
 
 
 def _newton(K, y, w, n_rows, alpha, beta, b):
-    """Finite Newton from ``(β, b)`` at one ``α``."""
+    """Finite Newton from ``(β, b)`` at one ``α``. It converges when a full step leaves the
+    active set as it was (or moves no output); it stalls when the line search takes no step
+    along a direction that is not nothing (rounding, near interpolation at the smallest ``α``)."""
     f = K @ beta + b
-    active = None
+    active, converged = None, False
     for step in range(1, MAX_NEWTON_STEPS + 1):
         new_active = y * f < 1
         if active is not None and torch.equal(new_active, active):
-            break  # the last full step solved this active set's system: the optimum
+            converged = True  # the last full step solved this active set's system: the optimum
+            break
         active = new_active
-        solved = active
-        factor, target_beta, target_b = _active_set_step(K, y, w, n_rows, alpha, solved)
+        factor, target_beta, target_b = _active_set_step(K, y, w, n_rows, alpha, active)
         delta_beta, delta_b = target_beta - beta, (b if target_b is None else target_b) - b
         delta_f = K @ delta_beta + delta_b
         t = _line_search(y, w, n_rows, alpha, f, beta, delta_f, delta_beta)
         beta, b, f = beta + t * delta_beta, b + t * delta_b, f + t * delta_f
-        if float(delta_f.abs().max()) <= _STEP_TOL * (1 + float(f.abs().max())):
-            break  # rows on the margin flip in and out of A by rounding: the step is nothing
+        size, scale = float(delta_f.abs().max()), _STEP_TOL * (1 + float(f.abs().max()))
+        if size <= scale:
+            converged = True  # rows on the margin flip in and out of A by rounding: nothing to do
+            break
+        if t * size <= scale:
+            break  # stalled
         if t < 1:
             active = None  # a partial step: the active set must be recomputed and solved again
-    loo = _leave_one_out(y, f, beta, solved, factor)
+    loo = _leave_one_out(y, f, beta, active, factor) if converged else f.clone()
     objective = _objective(y, w, n_rows, alpha, f, beta)
-    return beta, b, HingeSolution(alpha, beta, b, objective, loo, step)
+    return beta, b, HingeSolution(alpha, beta, b, objective, loo, step, converged)
 
 
 def _active_set_step(K, y, w, n_rows, alpha, active):
