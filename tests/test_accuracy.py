@@ -92,9 +92,11 @@ def test_binary_default_on_few_rows_finds_a_noise_free_boundary():
 
 def test_binary_default_finds_a_noise_free_boundary():
     """``make_hastie_10_2`` (labels: which side of a sphere in ten dimensions, no label noise),
-    2,500 training rows, so the fit runs by epochs: the binary default (the squared hinge)
-    measured 2.87% test error; least squares, the default before, chose half the bandwidth and
-    reached 5.4% (the held-out failure of ``benchmarks/results/shared_defaults_loss.md``)."""
+    2,500 training rows, so the fit runs by epochs: the binary default (the squared hinge, its
+    sigma and alpha by leave-one-out on 2,048 of the rows in the dual) measured 2.27% test
+    error (2.87% with 5-fold cross-validation at 1,024 features, which chose half the
+    bandwidth); least squares, the default before, reached 5.4% (the held-out failure of
+    ``benchmarks/results/shared_defaults_loss.md``)."""
     from sklearn.datasets import make_hastie_10_2
     from sklearn.preprocessing import StandardScaler
 
@@ -102,4 +104,5 @@ def test_binary_default_finds_a_noise_free_boundary():
     X = StandardScaler().fit_transform(X).astype(np.float32)
     clf = DSGClassifier(random_state=0).fit(X[:2500], y[:2500])
     error = 1 - clf.score(X[2500:], y[2500:])
-    assert clf.loss_ == "squared_hinge" and error <= 0.04, error
+    assert set(clf.cv_results_["n_rows"]) == {2048}  # the selection's subsample
+    assert clf.loss_ == "squared_hinge" and error <= 0.03, error

@@ -261,6 +261,9 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
             return ("squared", "squared_hinge")
         return super()._dual_losses()
 
+    def _subsample_dual_losses(self) -> tuple[str, ...]:
+        return ("squared_hinge",) if len(self.classes_) == 2 else ()
+
     def _clearly_better(self, candidate, kept, targets, weight) -> bool:
         """Whether the leave-one-out predictions ``candidate`` make significantly fewer errors
         than ``kept`` (McNemar): on the rows only one of them gets wrong, ``b`` of them ``kept``'s
