@@ -166,15 +166,29 @@ def _active_set_step(K, y, w, n_rows, alpha, active):
         return None, beta, None
     M = K.index_select(0, index).index_select(1, index)
     M.diagonal().add_(n_rows * alpha / (2 * w[index]))  # K_AA + D_A
-    L, info = torch.linalg.cholesky_ex(M)
-    if int(info) != 0:  # K_AA is positive semi-definite and D_A > 0: only rounding gets here
-        M.diagonal().add_(1e-10 * float(M.diagonal().max()))
-        L = torch.linalg.cholesky(M)
+    L = _cholesky(M)
     rhs = torch.stack([y[index], torch.ones_like(y[index])], dim=1)
     x = torch.cholesky_solve(rhs, L)  # M⁻¹[y 1]
     b = float(x[:, 0].sum() / x[:, 1].sum())  # 1ᵀβ = 0
     beta[index] = x[:, 0] - b * x[:, 1]
     return L, beta, b
+
+
+def _cholesky(M: torch.Tensor) -> torch.Tensor:
+    """``L`` of ``M = LLᵀ``. ``K_AA`` is positive semi-definite and ``D_A > 0``, but the Gram
+    matrix sums float32 products, whose rounding (about ``10⁻⁷`` of the diagonal) can outweigh
+    ``D_A`` at the smallest ``α``: then a jitter of ``10⁻⁸ … 10⁻⁴`` of the mean diagonal is
+    added, the least that factorises."""
+    L, info = torch.linalg.cholesky_ex(M)
+    scale = float(M.diagonal().mean())
+    for jitter in (1e-8, 1e-6, 1e-4):
+        if int(info) == 0:
+            return L
+        L, info = torch.linalg.cholesky_ex(M + jitter * scale * torch.eye(len(M), dtype=M.dtype, device=M.device))
+    if int(info) != 0:
+        raise FloatingPointError("The squared hinge's active-set system is not positive definite "
+                                 "even with a jitter of 1e-4; standardise X, and check sample_weight.")
+    return L
 
 
 def _line_search(y, w, n_rows, alpha, f, beta, delta_f, delta_beta) -> float:
