@@ -142,3 +142,13 @@ def test_an_iteration_that_does_not_converge_is_no_candidate_and_warns_when_forc
     assert model.score(Xc, yc) > 0.8  # the last iterate
     auto = DSGClassifier(random_state=0).fit(Xc, yc)  # the hinge never converges: least squares
     assert auto.loss_ == "squared"
+
+
+def test_the_subsample_that_chooses_sigma_and_alpha_takes_rows_of_positive_weight():
+    """Between 2048 and 4096 rows the binary squared hinge takes sigma and alpha from the dual
+    route on 2048 of the rows: never rows of weight 0 (here 2,850 of 3,000)."""
+    X, y = make_classification(3000, 5, random_state=0)
+    weight = np.zeros(3000)
+    weight[::20] = 1.0
+    model = DSGClassifier(random_state=0, max_iter=2, n_components=512).fit(X, y, sample_weight=weight)
+    assert set(model.cv_results_["n_rows"]) == {150} and model.loss_ == "squared_hinge"

@@ -373,9 +373,11 @@ class ConvergingMixin:
         cross-validation at one block of features by 20 epochs judged a sphere's boundary
         (``make_hastie_10_2``, 2,550 rows) at half the bandwidth it needs, 3.5% test error
         against 2.1% (a tuned SVC 2.6%). ``None`` where no candidate converged."""
-        n = min(DUAL_MAX_ROWS, all_rows.n_train)
-        order = torch.randperm(all_rows.n_train, generator=torch.Generator().manual_seed(self.seed_))
-        pick = all_rows.index(order[:n].to(all_rows.y.device))
+        rows = all_rows.index(torch.arange(all_rows.n_train, device=all_rows.y.device))
+        rows = rows[all_rows.weight[rows] > 0]  # rows of weight 0 would only leave the fit
+        n = min(DUAL_MAX_ROWS, len(rows))
+        order = torch.randperm(len(rows), generator=torch.Generator().manual_seed(self.seed_))
+        pick = rows[order[:n].to(rows.device)]
         X_sub, y_sub, w_sub = all_rows.X[pick], all_rows.y[pick], all_rows.weight[pick]
         block_size, n_blocks = self._dual_layout(n)
         alphas = list(DUAL_ALPHAS) if self.alpha == "auto" else [float(self.alpha)]
