@@ -28,6 +28,7 @@ Launch with ``torchrun`` (README, "Data-parallel training")::
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 import time
@@ -239,7 +240,8 @@ def _store_client():
 def init(backend: str = "auto", timeout: float = DEFAULT_TIMEOUT_S) -> TorchCommunicator:
     """Initialise the default process group from torchrun's environment (``RANK``,
     ``WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT``) unless it is already, and start the
-    heartbeat.
+    heartbeat. A group initialised here is shut down at exit if the script does not call
+    :func:`shutdown` (an exception), so a failing rank exits with its traceback and code 1.
 
     Parameters
     ----------
@@ -258,7 +260,18 @@ def init(backend: str = "auto", timeout: float = DEFAULT_TIMEOUT_S) -> TorchComm
         if backend == "nccl":
             torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)))
         dist.init_process_group(backend, timeout=timedelta(seconds=timeout))
+        atexit.unregister(_shutdown_at_exit)  # once, however often init runs
+        atexit.register(_shutdown_at_exit)
     return TorchCommunicator()
+
+
+def _shutdown_at_exit() -> None:
+    """:func:`shutdown` at interpreter exit when the script did not call it (it raised: an empty
+    glob, a bad line, a ``RankFailure``). A process group left to the interpreter's teardown
+    ends the process in ``terminate called without an active exception`` (SIGABRT, exit
+    code -6) after the traceback; shut down first, the exit code is Python's (1)."""
+    if dist.is_initialized() or _Heartbeat._running is not None:
+        shutdown()
 
 
 def shutdown() -> None:

@@ -267,3 +267,42 @@ def test_checkpoint_options_reach_a_fit_that_takes_them():
     assert fit_options(Resumable(), {"resume": None, "checkpoint": None}) == {}
     with pytest.raises(CliError, match="--checkpoint-every is not supported"):
         fit_options(GoGPRegressor(), {"checkpoint_every": 5})
+
+
+def test_fit_reads_the_labels_of_an_npz_file_by_default(tmp_path):
+    """Issue 30: ``kernelstream fit abalone.npz --task regression`` said "no labels to fit on
+    (--label none)" although the file has ``y``, the documented default."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, (200, 3)).astype(np.float32)  # abalone.npz's dtype
+    np.savez(tmp_path / "rows.npz", X=X, y=X[:, 0].astype(np.float32))
+    report = json.loads(run("fit", tmp_path / "rows.npz", "--task", "regression", "-o",
+                            tmp_path / "m.kst", *small_options(), "--json").output)
+    assert report["rows"] == 200 and report["features"] == 3
+    result = run("fit", tmp_path / "rows.npz", "--task", "regression", "-o", tmp_path / "m.kst",
+                 "--label", "X", ok=False)
+    assert result.exit_code == 2
+    assert "'X' holds the rows, whose labels are 'y': pass --label y" in result.stderr
+
+
+def test_a_missing_resume_file_is_refused_before_the_data_is_read(tmp_path):
+    """Issue 30: ``--resume missing.ckpt`` read the data and started the fit before failing."""
+    result = run("fit", tmp_path / "absent.csv", "--task", "regression", "-o", tmp_path / "m.kst",
+                 "--resume", tmp_path / "missing.ckpt", ok=False)
+    assert result.exit_code == 2
+    assert result.stderr.strip() == f"error: --resume {tmp_path / 'missing.ckpt'}: no such " \
+                                    "checkpoint file"
+
+
+def test_the_proba_error_names_the_classifiers_that_have_probabilities(tmp_path):
+    """Issue 30: the message named only ``loss='logistic'``, although a default DSGClassifier
+    has ``predict_proba``."""
+    path = tmp_path / "two.csv"
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    np.savetxt(path, np.column_stack([X, X[:, 0] > 0]), delimiter=",", header="a,b,y",
+               comments="")
+    run("fit", path, "--estimator", "aogd", "-o", tmp_path / "aogd.kst", "-q")
+    result = run("predict", tmp_path / "aogd.kst", path, "--proba", ok=False)
+    assert result.exit_code == 2
+    assert "DSGClassifier with its default loss or loss='logistic'" in result.stderr
+    assert "holds a AOGDClassifier without it" in result.stderr

@@ -120,3 +120,66 @@ def test_missing_files_wrong_widths_and_unknown_columns(tmp_path, libsvm):
     np.savez(tmp_path / "rows.npz", X_train=ROWS, y_train=LABELS)
     with pytest.raises(DataFileError, match="pass --label y_KEY"):
         read_labelled(tmp_path / "rows.npz")
+
+
+def test_npz_labels_default_to_y(tmp_path):
+    """Issue 30: an npz file with X and y read as unlabelled (the default label was taken
+    for --label none)."""
+    np.savez(tmp_path / "rows.npz", X=ROWS, y=LABELS)
+    data = read_labelled(tmp_path / "rows.npz")
+    np.testing.assert_array_equal(data.X, ROWS)
+    np.testing.assert_array_equal(data.y, LABELS)
+    assert read_labelled(tmp_path / "rows.npz", label="none").y is None
+    np.savez(tmp_path / "unlabelled.npz", X=ROWS)
+    assert read_labelled(tmp_path / "unlabelled.npz").y is None
+
+
+@pytest.mark.parametrize("label, match", [
+    ("X", r"--label names the labels; 'X' holds the rows, whose labels are 'y': pass --label y"),
+    ("X_test", r"'X_test' holds the rows, whose labels are 'y_test': pass --label y_test"),
+    ("rings", r"--label 'rings': the labels of an npz file are y or y_KEY .*keys: \['X', "),
+    ("y_train", r"no key 'y_train' \(--label y_train reads X_train and y_train\)"),
+])
+def test_an_npz_label_that_is_not_a_labels_key_says_which_to_pass(tmp_path, label, match):
+    np.savez(tmp_path / "rows.npz", X=ROWS, y=LABELS, X_test=ROWS, y_test=LABELS)
+    with pytest.raises(DataFileError, match=match):
+        read_labelled(tmp_path / "rows.npz", label=label)
+
+
+@pytest.mark.parametrize("cell, what", [("nan", "a feature value"), ("inf", "a feature value"),
+                                        ("", None), ("NaN", "a feature value")])
+def test_nan_in_a_csv_names_the_file_and_line(tmp_path, cell, what):
+    """Issue 30: NaN reached scikit-learn, whose 700-character advice replaced the file and line
+    (blank lines count: line numbers are the editor's)."""
+    lines = ["a,b,y", "1,2,0", "", "3,4,1", "5,6,0", "7,8,1", "9,10,0", "11,12,1", "13,14,0"]
+    lines[8] = f"13,{cell},0"
+    path = tmp_path / "nan.csv"
+    path.write_text("\n".join(lines) + "\n")
+    message = f"{what} is NaN or infinite" if what else "b holds '', not a number"
+    with pytest.raises(DataFileError, match=rf"nan\.csv, line 9: {message}"):
+        read_labelled(path)
+    lines[8], lines[6] = "13,14,0", "9,10,nan"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(DataFileError, match=r"nan\.csv, line 7: the label is NaN or infinite"):
+        read_labelled(path)
+
+
+def test_a_directory_of_mixed_formats_says_so(tmp_path):
+    """Issue 30: CSV and LIBSVM files in one folder were all read as CSV ("different numbers
+    of columns [0, 3]")."""
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    _write_csv(folder / "a.csv")
+    dump_svmlight_file(ROWS, LABELS, str(folder / "b.svm"), zero_based=False)
+    with pytest.raises(DataFileError, match=r"mixed formats \(a\.csv: csv, b\.svm: libsvm\)"):
+        read_labelled(folder)
+    with pytest.raises(DataFileError, match="mixed formats"):
+        read_labelled(folder, fmt="csv")
+
+
+def test_the_default_label_names_are_the_data_readers():
+    """The CLI keeps its own copy (importing kernelstream.data would slow --help)."""
+    from kernelstream.cli.files import LABEL_NAMES
+    from kernelstream.data.base import LABEL_NAMES as DATA_LABEL_NAMES
+
+    assert LABEL_NAMES == DATA_LABEL_NAMES

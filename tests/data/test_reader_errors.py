@@ -193,3 +193,24 @@ def test_bad_options_and_formats(tmp_path):
         open_source([tmp_path / "c.svm", tmp_path / "b.csv"])
     with pytest.raises(ValueError, match="y and sample_weight go with in-memory arrays"):
         open_source(path, np.ones(1))
+
+
+def test_a_bad_libsvm_line_is_raised_by_the_shard_that_reads_it(tmp_path):
+    """Issue 30: the layout pass (``n_features``, ``zero_based="auto"``) reads every file on
+    every rank, and raised there: every rank of a data-parallel fit raised the same ValueError
+    instead of the rank owning the file raising it and the others a RankFailure naming it."""
+    write_lines(tmp_path / "part-0.svm", good_libsvm_lines(100))
+    lines = good_libsvm_lines(120)
+    lines[86] = "1 1:2 3:x"
+    write_lines(tmp_path / "part-1.svm", lines)
+    source = open_source(tmp_path / "part-*.svm")
+    assert source.n_features == 3 and not source.zero_based  # the good lines decide the layout
+    shards = [source.shard(rank, 2) for rank in range(2)]
+    failing = [rank for rank, shard in enumerate(shards)
+               if any(part.file == 1 for part in shard._my_parts())]
+    assert len(failing) == 1
+    assert sum(len(chunk.y) for chunk in shards[1 - failing[0]].chunks()) == 100
+    with pytest.raises(ValueError, match=r"part-1\.svm, line 87: cannot parse b'1 1:2 3:x'"):
+        read_all(shards[failing[0]])
+    with pytest.raises(ValueError, match=r"part-1\.svm, line 87"):
+        source.scan()  # no summary was memoised from a pass that skipped a line

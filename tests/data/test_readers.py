@@ -312,3 +312,30 @@ def test_sources_pickle_and_give_the_same_chunks(table, a9a_file):
     folder, *_ = table
     for source in [*open_each(folder).values(), open_source(a9a_file, part_bytes=30000)]:
         assert_same_chunks(source.chunks(2), pickle.loads(pickle.dumps(source)).chunks(2))
+
+
+def test_a_column_named_y_label_or_target_is_the_label_by_default_as_on_the_command_line(
+        tmp_path):
+    """Issue 30: ``open_source("big.csv")`` read a trailing ``y`` column as a feature (the CLI
+    took it as the label); ``partial_fit`` then failed with no hint about ``label=``."""
+    from kernelstream.cli.files import read_labelled
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3)).round(4)
+    y = (X[:, 0] > 0).astype(float)
+    np.savetxt(tmp_path / "big.csv", np.column_stack([X, y]), delimiter=",", fmt="%.4f",
+               header="a,b,c,y", comments="")
+    source = open_source(tmp_path / "big.csv", shuffle=False)
+    chunk, = source.chunks()
+    np.testing.assert_array_equal(chunk.X, X)
+    np.testing.assert_array_equal(chunk.y, y)
+    assert source.feature_names == ["a", "b", "c"]
+    np.testing.assert_array_equal(read_labelled(tmp_path / "big.csv").y, chunk.y)  # CLI agrees
+    unlabelled, = open_source(tmp_path / "big.csv", label=None, shuffle=False).chunks()
+    assert unlabelled.y is None and unlabelled.X.shape == (40, 4)
+    weighted = open_source(tmp_path / "big.csv", weight="y", shuffle=False)  # the weight, not both
+    assert next(iter(weighted.chunks())).y is None and weighted.n_features == 3
+    pq.write_table(pa.table({"a": X[:, 0], "Target": y, "b": X[:, 1]}), tmp_path / "t.parquet")
+    chunk, = open_source(tmp_path / "t.parquet", shuffle=False).chunks()
+    np.testing.assert_array_equal(chunk.y, y)
+    np.testing.assert_array_equal(chunk.X, X[:, :2])

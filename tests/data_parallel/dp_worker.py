@@ -4,6 +4,8 @@
 ``fit``: a classifier (bandwidth and α chosen) and a regressor (features grown) on shards of
 CSV files; rank k writes ``rank{k}.npz`` (coefficients, predictions, block-split predictions).
 ``long``: a fit that runs until it is killed. ``bad``: a fit on a file with a bad line.
+``badsvm``: README's ``train.py`` on ``part-*.svm``, one file with a bad line (one rank's
+shard). ``glob``: README's ``train.py`` on a glob that matches nothing.
 Every rank writes ``pid{rank}`` once the process group is up.
 """
 
@@ -54,7 +56,7 @@ def summary(clf, reg, X_test, Z_test) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("mode", choices=["fit", "long", "bad"])
+    parser.add_argument("mode", choices=["fit", "long", "bad", "badsvm", "glob"])
     parser.add_argument("data", type=Path)
     parser.add_argument("out", type=Path)
     args = parser.parse_args()
@@ -73,6 +75,9 @@ def main() -> None:
                       random_state=0).fit(shard(source))
     elif args.mode == "bad":
         DSGClassifier(**CLASSIFIER).fit(shard(open_source(args.data / "bad.csv", label=-1, **SOURCE)))
+    elif args.mode in ("badsvm", "glob"):  # README's train.py: no shutdown if the fit raises
+        pattern = "part-*.svm" if args.mode == "badsvm" else "no-such-*.svm"
+        DSGClassifier(**CLASSIFIER).fit(shard(open_source(str(args.data / pattern), **SOURCE)))
     else:
         clf, reg = fit_models(shard(open_source(args.data / "moons.csv", label=-1, **SOURCE)),
                               shard(open_source(args.data / "wave.csv", label=-1, **SOURCE)))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -111,3 +112,55 @@ def test_a_bad_line_on_one_rank_stops_every_rank_naming_the_line(workspace, tmp_
     assert all(rank.returncode != 0 for rank in ranks), outputs
     assert all("bad.csv, line 2900" in output for output in outputs), outputs
     assert any("RankFailure" in output and "failed: ValueError" in output for output in outputs)
+
+
+def _last_line(output: str) -> str:
+    """The last line of a rank's standard error, without torch's ``[rank1]: `` prefix."""
+    return re.sub(r"^\[rank\d+\]: ", "", output.rstrip().splitlines()[-1])
+
+
+def _two_libsvm_parts(folder: Path, bad_line: int) -> str:
+    """Moons in ``part-0.svm`` and ``part-1.svm`` (one file per rank); the second has a bad
+    line ``bad_line``. Returns that file's name."""
+    from sklearn.datasets import dump_svmlight_file, make_moons
+
+    X, y = make_moons(2000, noise=0.25, random_state=0)
+    for k in range(2):
+        dump_svmlight_file(X[k::2], y[k::2], str(folder / f"part-{k}.svm"), zero_based=False)
+    lines = (folder / "part-1.svm").read_text().splitlines()
+    lines[bad_line - 1] = "1 1:0.5 2:abc"
+    (folder / "part-1.svm").write_text("\n".join(lines) + "\n")
+    return "part-1.svm"
+
+
+@pytest.mark.slow
+def test_a_bad_line_in_one_ranks_file_raises_rank_failure_naming_it_on_the_others(tmp_path):
+    """README's train.py on ``part-*.svm``: every rank ran the LIBSVM layout pass over every
+    file, so each raised the same ValueError before any collective. Now the rank that owns
+    the file raises it (file and line) and the other a RankFailure naming that rank."""
+    name = _two_libsvm_parts(tmp_path, bad_line=88)
+    ranks = _ranks("badsvm", tmp_path, tmp_path)
+    outputs = [rank.communicate(timeout=120)[1] for rank in ranks]
+    assert [rank.returncode for rank in ranks] == [1, 1], outputs
+    where = f"{name}, line 88: cannot parse"
+    owner = [k for k, out in enumerate(outputs)
+             if _last_line(out).startswith(f"ValueError: {tmp_path / name}, line 88")]
+    assert len(owner) == 1, outputs
+    other = _last_line(outputs[1 - owner[0]])
+    assert other.startswith(f"kernelstream.distributed.RankFailure: rank {owner[0]} failed: "
+                            "ValueError: ") and where in other, outputs
+
+
+@pytest.mark.slow
+def test_an_empty_glob_exits_with_its_message_not_sigabrt(tmp_path):
+    """README's train.py on a glob that matches nothing, under torchrun: both ranks used to
+    print the error, then die in ``terminate called without an active exception`` (SIGABRT,
+    exit code -6: the process group was left to the interpreter's teardown)."""
+    run = _torchrun("glob", tmp_path, tmp_path, timeout=120)
+    output = run.stdout + run.stderr
+    assert run.returncode != 0
+    assert "terminate called" not in output and "SIGABRT" not in output, output[-4000:]
+    assert "FileNotFoundError: No file matches" in output, output[-4000:]
+    # the agent's table: the first rank to fail exits with 1; the agent may SIGTERM the other
+    codes = re.findall(r"^\s*exitcode\s*: (-?\d+)", output, re.MULTILINE)
+    assert len(codes) == 2 and set(codes) <= {"1", "-15"} and codes[-1] == "1", output[-4000:]

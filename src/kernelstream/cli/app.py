@@ -12,15 +12,15 @@ import sys
 import click
 
 from .. import __version__
-from ..io import ModelFileError
 from .files import DataFileError
 from .models import CliError
 
 __all__ = ["KernelstreamGroup", "main"]
 
-#: failures caused by what the user gave: exit code 2
-INPUT_ERRORS = (CliError, DataFileError, ModelFileError, ValueError, TypeError, OSError,
-                FloatingPointError, MemoryError)
+#: failures caused by what the user gave: exit code 2 (``kernelstream.io.ModelFileError`` is a
+#: ValueError: importing it here would import torch before ``--help`` is printed)
+INPUT_ERRORS = (CliError, DataFileError, ValueError, TypeError, OSError, FloatingPointError,
+                MemoryError)
 
 GROUP_EXAMPLES = """
 \b
@@ -70,6 +70,8 @@ def main():
 
 
 def _register() -> None:
+    """Add the commands; each imports torch, the estimators and scikit-learn only when it runs,
+    so ``--help`` and usage errors answer at once."""
     from .demo import demo
     from .fit import fit
     from .info import info

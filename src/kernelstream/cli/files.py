@@ -21,6 +21,7 @@ import csv
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import scipy.sparse as sp
@@ -30,7 +31,8 @@ __all__ = ["DataFileError", "Labelled", "FORMATS", "read_labelled", "detect_form
 FORMATS = ("libsvm", "csv", "parquet", "npz")
 _SUFFIXES = {".svm": "libsvm", ".libsvm": "libsvm", ".svmlight": "libsvm", ".csv": "csv",
              ".parquet": "parquet", ".pq": "parquet", ".npz": "npz"}
-#: label column names looked for, in this order, when ``label`` is not given
+#: label column names looked for, in this order, when ``label`` is not given: the same as
+#: ``kernelstream.data``'s ``label="auto"`` (not imported: its readers would slow ``--help``)
 LABEL_NAMES = ("y", "label", "target")
 NO_LABEL = "none"
 #: a LIBSVM line: a label (or comma-separated labels), optional qid, then index:value pairs
@@ -80,16 +82,17 @@ def read_labelled(path, fmt: str | None = None, label: str | int | None = None, 
         Naming the file (and the line) when something is wrong.
     """
     files = _data_files(Path(path))
-    fmt = fmt or detect_format(files[0])
-    if fmt not in FORMATS:
+    if fmt is not None and fmt not in FORMATS:
         raise DataFileError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
+    fmt = _one_format(path, files, fmt)
     if fmt == "libsvm":
         data = _read_libsvm(files, n_features, zero_based)
     elif fmt == "npz":
         data = _stack([_read_npz(f, label) for f in files], fmt, files)
     else:
         reader = _read_csv if fmt == "csv" else _read_parquet
-        data = _stack([_split_label(f, *reader(f), label, n_features) for f in files], fmt, files)
+        data = _stack([_split_label(f, *reader(f), label, n_features) for f in files], fmt,
+                      files)
     if n_features is not None and data.X.shape[1] != n_features:
         raise DataFileError(f"{path}: rows have {data.X.shape[1]} features, the model expects "
                             f"{n_features}")
@@ -105,6 +108,20 @@ def _data_files(path: Path) -> list[Path]:
     if not path.is_file():
         raise DataFileError(f"{path}: no such file or directory")
     return [path]
+
+
+def _one_format(folder, files: list[Path], fmt: str | None) -> str:
+    """``fmt``, else the files' own format; an error naming one file of each format when a
+    directory mixes them (by suffix; without ``fmt`` also by first line)."""
+    formats = {f: _SUFFIXES.get(f.suffix.lower(), fmt) if fmt else detect_format(f)
+               for f in files}
+    found = sorted(set(formats.values())) if len(files) > 1 or fmt is None else [fmt]
+    if len(found) > 1:
+        examples = ", ".join(f"{next(f.name for f in files if formats[f] == kind)}: {kind}"
+                             for kind in found)
+        raise DataFileError(f"{folder}: mixed formats ({examples}); a directory is read in one "
+                            "format: move the other files out")
+    return fmt or found[0]
 
 
 def detect_format(path: Path) -> str:
@@ -169,30 +186,34 @@ def _first_bad_line(path: Path, zero_based: bool):
 
 
 # -- tables ----------------------------------------------------------------------------------
-def _read_csv(path: Path) -> tuple[list[str] | None, np.ndarray]:
-    """Header (``None`` if the first line is all numbers) and the cells as strings."""
+def _read_csv(path: Path) -> tuple[list[str] | None, np.ndarray, Callable[[int], str]]:
+    """Header (``None`` if the first line is all numbers), the cells as strings, and where row
+    ``i`` of the cells is ("file, line N": blank lines counted)."""
     try:
         with open(path, newline="", encoding="utf-8") as f:
-            rows = list(csv.reader(f))
+            reader = csv.reader(f)
+            numbered = [(reader.line_num, row) for row in reader if row]
     except (UnicodeDecodeError, csv.Error) as exc:
         raise DataFileError(f"{path}: not a readable CSV file ({exc})") from None
-    rows = [row for row in rows if row]
-    if not rows:
+    if not numbered:
         raise DataFileError(f"{path}: the file is empty")
-    header = None if all(_is_number(cell) for cell in rows[0]) else [c.strip() for c in rows[0]]
-    body = rows[1:] if header is not None else rows
-    width = len(rows[0])
-    for number, row in enumerate(body, 2 if header is not None else 1):
-        if len(row) != width:
+    first = numbered[0][1]
+    header = None if all(_is_number(cell) for cell in first) else [c.strip() for c in first]
+    body = numbered[1:] if header is not None else numbered
+    for number, row in body:
+        if len(row) != len(first):
             raise DataFileError(f"{path}, line {number}: {len(row)} fields, the first line has "
-                                f"{width}")
+                                f"{len(first)}")
     if not body:
         raise DataFileError(f"{path}: a header and no rows")
-    return header, np.array(body, dtype=str)
+    lines = [number for number, _ in body]
+    return header, np.array([row for _, row in body], dtype=str), \
+        lambda i: f"{path}, line {lines[i]}"
 
 
-def _read_parquet(path: Path) -> tuple[list[str], np.ndarray]:
-    """Column names and the columns as an object array (``pyarrow.parquet``)."""
+def _read_parquet(path: Path) -> tuple[list[str], np.ndarray, Callable[[int], str]]:
+    """Column names, the columns as an object array (``pyarrow.parquet``), and where row ``i``
+    is ("file, row i", counted from 0 as ``kernelstream.data`` does)."""
     try:
         import pyarrow.parquet as pq
     except ImportError:
@@ -203,15 +224,17 @@ def _read_parquet(path: Path) -> tuple[list[str], np.ndarray]:
     except Exception as exc:  # pyarrow raises several types on a damaged file
         raise DataFileError(f"{path}: not a readable Parquet file ({exc})") from None
     columns = [table.column(i).to_numpy(zero_copy_only=False) for i in range(table.num_columns)]
-    return list(table.column_names), np.column_stack(columns).astype(object)
+    return list(table.column_names), np.column_stack(columns).astype(object), \
+        lambda i: f"{path}, row {i}"
 
 
-def _split_label(path: Path, header, cells: np.ndarray, label, n_features) -> Labelled:
-    """Features as float64 and the label column of a table."""
+def _split_label(path: Path, header, cells: np.ndarray, locate, label, n_features) -> Labelled:
+    """Features as float64 and the label column of a table; NaN or infinity is refused."""
     column = _label_column(path, header, cells.shape[1], label, n_features)
     keep = [j for j in range(cells.shape[1]) if j != column]
-    X = _numbers(path, cells[:, keep], header, keep, first_line=2 if header else 1)
+    X = _numbers(cells[:, keep], header, keep, locate)
     y = None if column is None else _labels(cells[:, column])
+    _check_finite(X, y, locate)
     names = None if header is None else [header[j] for j in keep]
     return Labelled(X, y, names, "", [path])
 
@@ -235,7 +258,7 @@ def _label_column(path: Path, header, width: int, label, n_features) -> int | No
     return index % width
 
 
-def _numbers(path: Path, cells: np.ndarray, header, columns, first_line: int) -> np.ndarray:
+def _numbers(cells: np.ndarray, header, columns, locate) -> np.ndarray:
     """``cells`` as float64, or an error naming the first cell that is not a number."""
     try:
         return cells.astype(np.float64)
@@ -244,10 +267,20 @@ def _numbers(path: Path, cells: np.ndarray, header, columns, first_line: int) ->
             for j, cell in enumerate(row):
                 if not _is_number(cell):
                     name = header[columns[j]] if header else f"column {columns[j]}"
-                    where = f"{path}, line {first_line + i}"
-                    raise DataFileError(f"{where}: {name} holds {str(cell)!r}, not a "
+                    raise DataFileError(f"{locate(i)}: {name} holds {str(cell)!r}, not a "
                                         "number") from None
         raise
+
+
+def _check_finite(X: np.ndarray, y: np.ndarray | None, locate) -> None:
+    """An error naming the first row with NaN or infinity (as ``kernelstream.data`` does)."""
+    for what, values in (("a feature value", X), ("the label", y)):
+        if values is None or values.dtype.kind != "f":
+            continue
+        finite = np.isfinite(values) if values.ndim == 1 else np.isfinite(values).all(axis=1)
+        if not finite.all():
+            raise DataFileError(f"{locate(int(np.argmin(finite)))}: {what} is NaN or infinite; "
+                                "remove or impute missing values")
 
 
 def _labels(column: np.ndarray) -> np.ndarray:
@@ -274,17 +307,36 @@ def _read_npz(path: Path, label) -> Labelled:
             arrays = {key: data[key] for key in data.files}
     except (OSError, ValueError) as exc:
         raise DataFileError(f"{path}: not a readable npz file ({exc})") from None
-    unlabelled = str(label).lower() == NO_LABEL
-    y_key = "y" if label is None or unlabelled else str(label)
-    x_key = "X" + y_key[1:] if y_key.startswith("y") else None
-    if x_key is None or x_key not in arrays:
-        raise DataFileError(f"{path}: no rows for labels {y_key!r} (looked for {x_key!r}); "
-                            f"keys: {sorted(arrays)}; pass --label y_KEY for X_KEY/y_KEY")
+    x_key, y_key = _npz_keys(path, arrays, label)
     X = arrays[x_key]
     if X.ndim != 2 or X.dtype.kind not in "biuf":
         raise DataFileError(f"{path}: {x_key!r} is not a 2-D numeric array ({X.dtype}, {X.shape})")
-    y = None if unlabelled else arrays.get(y_key)
+    y = None if y_key is None else arrays[y_key]
     return Labelled(X.astype(np.float64, copy=False), y, None, "npz", [path])
+
+
+def _npz_keys(path: Path, arrays: dict, label) -> tuple[str, str | None]:
+    """``(rows key, labels key or None)``: ``y_KEY`` names the labels of ``X_KEY``; ``"none"``
+    reads ``X`` alone; by default ``X`` and ``y`` (``y`` when the file has it)."""
+    keys = sorted(arrays)
+    if label is None or str(label).lower() == NO_LABEL:
+        if "X" not in arrays:
+            raise DataFileError(f"{path}: no key 'X'; keys: {keys}; pass --label y_KEY for "
+                                "X_KEY/y_KEY")
+        return "X", ("y" if label is None and "y" in arrays else None)
+    y_key = str(label)
+    if y_key.startswith("X") and "y" + y_key[1:] in arrays:
+        raise DataFileError(f"{path}: --label names the labels; {y_key!r} holds the rows, whose "
+                            f"labels are {'y' + y_key[1:]!r}: pass --label {'y' + y_key[1:]}")
+    if not y_key.startswith("y"):
+        raise DataFileError(f"{path}: --label {y_key!r}: the labels of an npz file are y or "
+                            f"y_KEY (the rows X or X_KEY); keys: {keys}")
+    x_key = "X" + y_key[1:]
+    missing = [key for key in (y_key, x_key) if key not in arrays]
+    if missing:
+        raise DataFileError(f"{path}: no key {missing[0]!r} (--label {y_key} reads {x_key} and "
+                            f"{y_key}); keys: {keys}")
+    return x_key, y_key
 
 
 def _stack(parts: list[Labelled], fmt: str, files: list[Path]) -> Labelled:

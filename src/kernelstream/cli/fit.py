@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 import click
 
 from .. import __version__
-from ..io import save
 from .config import CONFIG_PARAMS, apply_config
 from .files import FORMATS, read_labelled
-from .models import (TASKS, build_estimator, check_writable, estimator_class, estimator_options,
-                     fit_options, parse_assignment, parse_value, prepare_labels, prepare_rows)
+from .models import (TASKS, CliError, build_estimator, check_writable, estimator_class,
+                     estimator_options, fit_options, parse_assignment, parse_value,
+                     prepare_labels, prepare_rows)
 from .output import emit, file_size, fitted_summary, output_options
 
 __all__ = ["fit"]
@@ -85,6 +86,8 @@ def fit(ctx, data, output, task, estimator, fmt, label, zero_based, n_features, 
         checkpoint, checkpoint_every, quiet, as_json, **options):
     """Fit an estimator on DATA (a LIBSVM, CSV, Parquet or npz file, or a directory of them)
     and save it to --output."""
+    from ..io import save  # torch: imported when the command runs, not for --help
+
     check_writable(output)
     cls = estimator_class(estimator, task)
     task = "classification" if "Classifier" in cls.__name__ else "regression"
@@ -93,9 +96,12 @@ def fit(ctx, data, output, task, estimator, fmt, label, zero_based, n_features, 
     settings.update(estimator_options(cls, {"checkpoint": checkpoint, "checkpoint_every": every}))
     model = build_estimator(cls, settings)
     extra = fit_options(model, {"resume": resume})
+    if resume is not None and not Path(resume).is_file():
+        raise CliError(f"--resume {resume}: no such checkpoint file")
     rows = read_labelled(data, fmt, label, n_features=n_features, zero_based=zero_based)
     if rows.y is None:
-        raise click.UsageError(f"{data}: no labels to fit on (--label none)")
+        how = " (--label none)" if label is not None else "; name them with --label"
+        raise click.UsageError(f"{data}: no labels to fit on{how}")
     X, y = prepare_rows(model, rows.X), prepare_labels(rows.y, task)
     start = time.perf_counter()
     model.fit(X, y, **extra)

@@ -6,7 +6,6 @@ import os
 
 import click
 
-from ..io import load, read_header
 from .output import emit, file_size, fitted_summary, output_options
 
 __all__ = ["info"]
@@ -25,6 +24,8 @@ Examples:
 def info(model_path, quiet, as_json):
     """Show what MODEL holds: class, parameters, input features, fitted sizes, the training
     data's shape (for files written by kernelstream fit), file size and library version."""
+    from ..io import load, read_header  # torch: imported when the command runs, not for --help
+
     header = read_header(model_path)          # checksum verified
     model = load(model_path)
     defaults = type(model)().get_params()

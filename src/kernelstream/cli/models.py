@@ -15,11 +15,10 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from .. import estimators
-
 __all__ = ["ESTIMATORS", "TASKS", "CliError", "estimator_class", "build_estimator",
            "parse_assignment", "parse_value", "prepare_rows", "prepare_labels",
-           "fit_options", "estimator_options", "has_proba", "has_std", "check_writable"]
+           "fit_options", "estimator_options", "has_proba", "proba_error", "has_std",
+           "check_writable"]
 
 #: short names of the supervised estimators a command line can fit, by task
 ESTIMATORS = {
@@ -38,6 +37,8 @@ class CliError(Exception):
 
 def estimator_class(name: str, task: str | None) -> type:
     """The class a short name (``dsg``, ``gogp``, ...) or a class name denotes for ``task``."""
+    from .. import estimators  # torch: imported when a command runs, not for --help
+
     classes = {cls: t for t, names in ESTIMATORS.items() for cls in names.values()}
     if name in classes:
         if task is not None and classes[name] != task:
@@ -138,8 +139,23 @@ def check_writable(path) -> None:
 
 
 def has_proba(model) -> bool:
-    """``predict_proba`` is available (``DSGClassifier`` with the logistic loss)."""
+    """``predict_proba`` is available (``DSGClassifier``, unless a margin loss was trained by
+    the one-pass solver)."""
     return hasattr(model, "predict_proba")
+
+
+def proba_error(model, model_path) -> str:
+    """Why ``--proba`` cannot run on ``model``: the estimator's own reason where the class has
+    ``predict_proba`` but this model does not (e.g. the one-pass solver with the hinge)."""
+    kind = type(model).__name__
+    message = (f"--proba needs a classifier with predict_proba (DSGClassifier with its default "
+               f"loss or loss='logistic'); {model_path} holds a {kind} without it")
+    if hasattr(type(model), "predict_proba"):
+        try:
+            model.predict_proba  # noqa: B018 — raises the estimator's reason
+        except AttributeError as exc:
+            return f"{message}: {exc}"
+    return message
 
 
 def has_std(model) -> bool:

@@ -10,11 +10,10 @@ import sys
 import click
 import numpy as np
 
-from ..io import load, read_header
 from .files import read_labelled
 from .fit import data_options
-from .metrics import classification_metrics, predictive_std, regression_metrics
-from .models import CliError, check_writable, has_proba, has_std, prepare_labels, prepare_rows
+from .models import (CliError, check_writable, has_proba, has_std, prepare_labels, prepare_rows,
+                     proba_error)
 from .output import emit, output_options, plain
 
 __all__ = ["predict", "evaluate"]
@@ -38,6 +37,8 @@ Examples:
 def _read_rows(model, model_path, data, fmt, label, zero_based):
     """The rows of ``data`` as ``model`` takes them (its width; sparse or dense); a table's
     column names must be those of the training file, when both have names."""
+    from ..io import read_header
+
     rows = read_labelled(data, fmt, label, n_features=model.n_features_in_, zero_based=zero_based)
     if rows.feature_names is not None:
         training = read_header(model_path).get("metadata", {}).get("training") or {}
@@ -59,13 +60,14 @@ def _read_rows(model, model_path, data, fmt, label, zero_based):
 @output_options
 def predict(model_path, data, output, proba, std, fmt, label, zero_based, quiet, as_json):
     """Predict the rows of DATA with the model saved in MODEL; writes a CSV with a header."""
+    from ..io import load  # torch: imported when the command runs, not for --help
+
     if output != "-":
         check_writable(output)
     model = load(model_path)
     kind = type(model).__name__
     if proba and not has_proba(model):
-        raise CliError(f"--proba needs a model with class probabilities (DSGClassifier with "
-                       f"loss='logistic'); {model_path} holds a {kind} without them")
+        raise CliError(proba_error(model, model_path))
     if std and not has_std(model):
         raise CliError(f"--std needs a model with a predictive std (GoGPRegressor, "
                        f"DSGGaussianProcessRegressor); {model_path} holds a {kind}")
@@ -85,6 +87,8 @@ def predict(model_path, data, output, proba, std, fmt, label, zero_based, quiet,
 def _prediction_columns(model, X, proba: bool, std: bool) -> tuple[list[str], list[np.ndarray]]:
     """Column names and values: the prediction, then probabilities or the std."""
     if std:
+        from .metrics import predictive_std
+
         mean, sd = predictive_std(model, X)
         return ["prediction", "std"], [mean, sd]
     prediction = model.predict(X)
@@ -125,6 +129,9 @@ def _write_csv(output, names: list[str], columns: list[np.ndarray]) -> None:
 def evaluate(model_path, data, level, fmt, label, zero_based, quiet, as_json):
     """Score the model in MODEL on the labelled rows of DATA: error, accuracy, AUC, log loss
     (classifiers); RMSE, MAE, R² and interval coverage (regressors, GP models)."""
+    from ..io import load  # torch and scikit-learn: imported when the command runs
+    from .metrics import classification_metrics, regression_metrics
+
     model = load(model_path)
     rows, X = _read_rows(model, model_path, data, fmt, label, zero_based)
     if rows.y is None:

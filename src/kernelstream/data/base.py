@@ -28,12 +28,30 @@ import scipy.sparse as sp
 
 from ._blocks import Block, check_finite, concat_blocks
 
-__all__ = ["Source", "Chunk", "Part", "Summary", "MAX_CLASSES"]
+__all__ = ["Source", "Chunk", "Part", "Summary", "MAX_CLASSES", "LABEL_NAMES", "AUTO_LABEL",
+           "default_label"]
 
 #: past this many distinct labels ``Summary.classes`` is None (a regression target)
 MAX_CLASSES = 1000
+#: column names taken as the label by ``label="auto"``, in this order (as the command line)
+LABEL_NAMES = ("y", "label", "target")
+#: the default ``label`` of the table readers: a column named as in ``LABEL_NAMES``, if any
+AUTO_LABEL = "auto"
 _GOLDEN = 0x9E3779B97F4A7C15  # splitmix64 increment
 _MASK64 = (1 << 64) - 1
+
+
+def default_label(names: list[str] | None) -> str | None:
+    """The column ``label="auto"`` picks: the first of ``names`` that is ``y``, ``label`` or
+    ``target`` (any case), else None (no label column; pass ``label=`` to name one).
+
+    Examples
+    --------
+    >>> default_label(["x1", "x2", "Target"]), default_label(["a", "b"]), default_label(None)
+    ('Target', None, None)
+    """
+    named = [name for name in names or [] if str(name).lower() in LABEL_NAMES]
+    return named[0] if named else None
 
 
 class Part(NamedTuple):

@@ -18,7 +18,7 @@ import numpy as np
 from ._blocks import Block, make_row_ids
 from ._text import (check_readable, data_line_starts, data_lines_only, has_whitespace_lines,
                     line_number, locate_line, plan_byte_parts, read_lines_starting_in)
-from .base import Part, Source, _check_integer
+from .base import AUTO_LABEL, Part, Source, _check_integer, default_label
 
 __all__ = ["CsvSource"]
 
@@ -82,6 +82,12 @@ class _Columns:
         raise ValueError(f"{what} column {column!r} does not exist: {self.first} has "
                          f"{self.n_columns} columns (indices 0..{self.n_columns - 1}).")
 
+    def auto_label(self, weight: int | None) -> int | None:
+        """The column ``label="auto"`` picks (``default_label``), the weight column aside."""
+        names = [name if index != weight else None for index, name in enumerate(self.names or [])]
+        name = default_label([name for name in names if name is not None])
+        return None if name is None else names.index(name)
+
     def name(self, index: int) -> str:
         return f"column {index}" + (f" ({self.names[index]!r})" if self.names else "")
 
@@ -93,9 +99,10 @@ class CsvSource(Source):
     ----------
     paths : sequence of path-like
         The files, read as one data set in this order (same columns in each).
-    label : str, int or None, default=None
+    label : str, int or None, default="auto"
         The label column, by header name or index (negative counts from the end); None for
-        unlabelled rows (``y`` is None).
+        unlabelled rows (``y`` is None). "auto": the header's column named ``y``, ``label`` or
+        ``target`` (any case; the command line's default too), else no label column.
     weight : str, int or None, default=None
         The sample-weight column, likewise.
     header : bool or None, default=None
@@ -118,8 +125,9 @@ class CsvSource(Source):
     ([[0.5, 1.0], [2.0, 3.0]], [0.0, 1.0])
     """
 
-    def __init__(self, paths: Sequence, *, label=None, weight=None, header: bool | None = None,
-                 delimiter: str = ",", part_bytes: int = DEFAULT_PART_BYTES, **options):
+    def __init__(self, paths: Sequence, *, label=AUTO_LABEL, weight=None,
+                 header: bool | None = None, delimiter: str = ",",
+                 part_bytes: int = DEFAULT_PART_BYTES, **options):
         super().__init__(**options)
         self.paths = [Path(path) for path in paths]
         self._sizes = [check_readable(path) for path in self.paths]
@@ -128,8 +136,10 @@ class CsvSource(Source):
         self.delimiter = delimiter
         self.part_bytes = _check_integer("part_bytes", part_bytes, 1)
         self._columns = _Columns(self.paths, header, delimiter)
-        self._label = self._columns.index(label, "label")
         self._weight = self._columns.index(weight, "weight")
+        if isinstance(label, str) and label == AUTO_LABEL:
+            label = self._columns.auto_label(self._weight)
+        self._label = self._columns.index(label, "label")
         if self._label is not None and self._label == self._weight:
             raise ValueError("label and weight name the same column.")
         special = {self._label, self._weight}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -18,7 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 
-from ._blocks import Block, check_finite, make_row_ids
+from ._blocks import Block, make_row_ids
 from ._text import (check_readable, data_line_starts, line_number, locate_line,
                     plan_byte_parts, read_lines_starting_in)
 from .base import Part, Source, Summary, _check_integer, _LabelSet
@@ -26,6 +27,9 @@ from .base import Part, Source, Summary, _check_integer, _LabelSet
 __all__ = ["LibsvmSource"]
 
 DEFAULT_PART_BYTES = 2**22  # 4 MiB of text per part
+#: an ``index:`` at the start of a token (not ``qid:``), and a comment to the end of its line
+_INDEX = re.compile(rb"(?<![^\s])(\d+):")
+_COMMENT = re.compile(rb"#[^\n]*")
 
 
 class LibsvmSource(Source):
@@ -102,23 +106,47 @@ class LibsvmSource(Source):
 
     def _discover(self) -> tuple[int, int]:
         """The first pass over every file: smallest and largest raw index, and on the way the
-        rows and labels of the whole source (memoised as its :class:`Summary`)."""
+        rows and labels of the whole source (memoised as its :class:`Summary`).
+
+        A part with a line that does not parse, or with NaN or infinity, gives its indices by a
+        text scan and memoises no summary: the error is raised by whoever reads the part, naming
+        the line. Under data parallelism that is the rank that owns the part, so the other ranks
+        hear of it as a ``RankFailure`` naming that rank (every rank runs this pass).
+        """
         n_features, zero_based = self._declared
-        low, high, n_rows, labels = math.inf, -1, 0, _LabelSet()
+        low, high, n_rows, labels, clean = math.inf, -1, 0, _LabelSet(), True
         for part in self._plan(1):
-            parsed = self._parse(part)
+            parsed = self._parse_or_scan(part)
             if parsed is None:
                 continue
-            X, y, row_ids = parsed
-            check_finite(Block(X, y, None, row_ids), self._locate)
-            if X.nnz:
-                low, high = min(low, int(X.indices.min())), max(high, int(X.indices.max()))
-            n_rows += len(y)
-            labels.add(y)
+            y, part_low, part_high = parsed
+            low, high = min(low, part_low), max(high, part_high)
+            clean = clean and y is not None
+            if clean:
+                n_rows += len(y)
+                labels.add(y)
         shift = (0 if zero_based else 1) if zero_based != "auto" else int(low > 0 and high >= 0)
         n_features = n_features if n_features is not None else max(high + 1 - shift, 1)
-        self._cache["summary"] = Summary(n_rows, n_features, labels.sorted())
+        if clean:
+            self._cache["summary"] = Summary(n_rows, n_features, labels.sorted())
         return n_features, shift
+
+    def _parse_or_scan(self, part: Part):
+        """``(labels, lowest, highest raw index)`` of a part; the labels are None when a line
+        of it is bad or not finite (the indices of a bad part come from :func:`_scan_indices`);
+        None for a part without data lines."""
+        try:
+            parsed = self._parse(part)
+        except ValueError:
+            path = self.paths[part.file]
+            low, high = _scan_indices(read_lines_starting_in(path, part.start, part.stop)[1])
+            return None, low, high
+        if parsed is None:
+            return None
+        X, y, row_ids = parsed
+        low, high = (int(X.indices.min()), int(X.indices.max())) if X.nnz else (math.inf, -1)
+        finite = np.isfinite(X.data).all() and np.isfinite(y).all()
+        return (y if finite else None), low, high
 
     def _read(self, part: Part) -> Iterator[Block]:
         parsed = self._parse(part)
@@ -185,6 +213,13 @@ class LibsvmSource(Source):
             reason = _reason(line, line_error)
         number = line_number(path, offset + int(starts[low]))
         return ValueError(f"{path}, line {number}: {reason}")
+
+
+def _scan_indices(data: bytes) -> tuple[float, int]:
+    """Lowest and highest ``index`` of the ``index:value`` tokens in LIBSVM text, read from the
+    text alone (for a range that does not parse); ``(inf, -1)`` when there is none."""
+    found = [int(token) for token in _INDEX.findall(_COMMENT.sub(b"", data))]
+    return (min(found), max(found)) if found else (math.inf, -1)
 
 
 def _load(data: bytes, dtype):

@@ -36,7 +36,8 @@ def expand_paths(data) -> list[Path]:
         if glob.has_magic(text):
             matches = sorted(glob.glob(text))
             if not matches:
-                raise FileNotFoundError(f"No file matches {text!r}.")
+                where = "" if os.path.isabs(text) else f" (relative to {os.getcwd()})"
+                raise FileNotFoundError(f"No file matches {text!r}{where}.")
             paths += map(Path, matches)
         elif Path(text).is_dir():
             files = sorted(p for p in Path(text).iterdir()

@@ -14,7 +14,7 @@ import numpy as np
 
 from ._blocks import Block, make_row_ids, split_row_id
 from ._text import check_readable
-from .base import Part, Source, _check_integer
+from .base import AUTO_LABEL, Part, Source, _check_integer, default_label
 
 __all__ = ["ParquetSource"]
 
@@ -45,8 +45,9 @@ class ParquetSource(Source):
     ----------
     paths : sequence of path-like
         The files, read as one data set in this order (same columns in each).
-    label : str or None, default=None
-        The label column; None for unlabelled rows.
+    label : str or None, default="auto"
+        The label column; None for unlabelled rows. "auto": the column named ``y``, ``label``
+        or ``target`` (any case; the command line's default too), else no label column.
     weight : str or None, default=None
         The sample-weight column.
     features : list of str or None, default=None
@@ -57,9 +58,9 @@ class ParquetSource(Source):
         ``chunk_rows``, ``shuffle_buffer``, ``shuffle``, ``seed``, ``dtype`` (:class:`Source`).
     """
 
-    def __init__(self, paths: Sequence, *, label: str | None = None, weight: str | None = None,
-                 features: Sequence[str] | None = None, batch_size: int = DEFAULT_BATCH_ROWS,
-                 **options):
+    def __init__(self, paths: Sequence, *, label: str | None = AUTO_LABEL,
+                 weight: str | None = None, features: Sequence[str] | None = None,
+                 batch_size: int = DEFAULT_BATCH_ROWS, **options):
         super().__init__(**options)
         parquet = _pyarrow().parquet
         self.paths = [Path(path) for path in paths]
@@ -67,6 +68,8 @@ class ParquetSource(Source):
             check_readable(path)
         self.batch_size = _check_integer("batch_size", batch_size, 1)
         schema = parquet.read_schema(self.paths[0])
+        if label == AUTO_LABEL:
+            label = default_label([name for name in schema.names if name != weight])
         self.label, self.weight = label, weight
         self.features = self._feature_columns(schema, features)
         self._group_rows = [self._row_groups(parquet, path, schema) for path in self.paths]
