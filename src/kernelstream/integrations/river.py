@@ -4,28 +4,44 @@
 ``RiverDSGClassifier`` (the paper's streaming algorithm: ``partial_fit``, ``solver="one_pass"``)
 wrap the scikit-learn estimators of :mod:`kernelstream` behind river's interface
 (``river.base.MiniBatchRegressor`` / ``MiniBatchClassifier``). Every keyword argument other than
-the adapter's own (``features``, ``init_rows``, ``classes``) is the wrapped estimator's
-parameter, so ``RiverGoGPRegressor(theta=0.1, random_state=0)`` is ``GoGPRegressor(theta=0.1,
-random_state=0)`` fed one row at a time; river's ``clone`` and ``repr`` see them.
+the adapter's own (``features``, ``init_rows``, ``classes``, ``scale``) is the wrapped
+estimator's parameter, so ``RiverGoGPRegressor(theta=0.1, random_state=0)`` is
+``GoGPRegressor(theta=0.1, random_state=0)`` fed one row at a time; river's ``clone`` and
+``repr`` see them.
 
 **Features.** A dict becomes a row in a fixed order: ``features`` when declared, else the sorted
 keys of the first dict learnt from (sorted, so the order of a dict's keys never matters). A
 feature absent from a dict counts as 0 (river's convention); a key outside the order is ignored
 (a kernel model's input width is fixed once it has learnt). Values must be numbers.
 
+**Scaling.** The DSG adapters standardise each feature by its running mean and standard
+deviation (``scale=True``): a row to learn from updates them, then is scaled; a row to predict
+is scaled by them as they stand (a feature of no variance yet becomes 0). That is river's
+``preprocessing.StandardScaler() | model``, applied row by row in ``learn_many`` too. Their
+kernel has one bandwidth for every feature (a median distance), so among raw features of
+unequal units (a date next to percentages in ``TrumpApproval``) the widest would decide it.
+``scale=False`` feeds the rows as they come. GoGP and AOGD take the rows as they come.
+
 **The start of a stream.** ``partial_fit``'s first call fixes the hyper-parameters (GoGP's
-bandwidth, amplitude and noise by marginal likelihood; AOGD's median bandwidth and step scale)
-from the rows it gets. One row is too few, so the first ``init_rows`` rows are buffered and
-learnt as one first call (each predicted before it is learnt, as every later row); until then,
-and until a DSG model's first full batch of ``batch_size`` rows, a regressor predicts the mean of
-the targets seen and a classifier the frequencies of the labels seen. After that, ``learn_one``
-is ``partial_fit`` on one row and ``learn_many`` on the frame's rows in order: the model is the
-same either way (DSG and AOGD results do not depend on chunking; GoGP learns row by row).
+bandwidth, amplitude and noise by marginal likelihood; AOGD's median bandwidth and step scale;
+DSG's bandwidth and target scaling) from the rows it gets. One row is too few, so GoGP and AOGD
+buffer their first ``init_rows`` rows and learn them as one first call (each predicted before it
+is learnt, as every later row); a DSG model steps on full batches of ``batch_size`` rows, 32 by
+default for the adapters (the estimators' 2048 is for arrays: a stream of 1,000 rows would never
+take a step), with blocks of ``block_size=256`` random features (1024 for the estimators). Until
+its first step, a regressor predicts the mean of the targets seen and a classifier the
+frequencies of the labels seen. After that, ``learn_one`` is ``partial_fit`` on one row and
+``learn_many`` on the frame's rows in order: the model is the same either way (DSG and AOGD
+results do not depend on chunking; GoGP learns row by row).
 
 **Labels.** The classifiers need every label up front (their outputs are fixed at the first
 call): ``classes`` defaults to ``(False, True)``, river's binary convention; declare others, e.g.
-``classes=(0, 1, 2)``. AOGD ranks (AUC), it has no probabilities: ``predict_proba_one`` raises
-``NotImplementedError`` and ``predict_one`` gives the label.
+``classes=(0, 1, 2)``. AOGD ranks (AUC) and has no class probabilities: its
+``predict_proba_one`` gives the positive class the ranking score ``1/(1 + e^{-4d})`` of the
+decision function ``d`` (and the other class the rest), so that river's ``metrics.ROCAUC()`` can
+rank it. The score orders rows as ``d`` does, but it is not a calibrated probability (the factor
+4 maps the pairwise margin of 1, ``d = ±1/2``, to 0.12 and 0.88, spread over ROCAUC's
+thresholds on ``[0, 1]``). ``predict_one`` gives AOGD's label.
 
 Importing this module needs river (``pip install 'kernelstream[river]'``); it is named
 ``kernelstream.integrations.river`` and imports the top-level ``river`` package absolutely.
@@ -37,6 +53,7 @@ import numbers
 
 import numpy as np
 from river import base
+from scipy.special import expit
 from sklearn.exceptions import NotFittedError
 
 from .. import estimators
@@ -50,10 +67,12 @@ class _Adapter:
     _wrapped: str = ""           # class name in kernelstream.estimators
     _defaults: dict = {}         # parameters the adapter sets unless given
 
-    def _setup(self, features, init_rows: int, params: dict) -> None:
+    def _setup(self, features, init_rows: int, params: dict, scale: bool = False) -> None:
         self.features = features
         self.init_rows = init_rows
         self.params = params     # river's clone and repr read **params back from here
+        self.scale = scale
+        self._moments = None     # (count, mean, variance) per feature, while scale is on
         self.estimator_ = getattr(estimators, self._wrapped)(**{**self._defaults, **params})
         self.estimator_._validate_params()
         self._order = None if features is None else list(features)
@@ -83,11 +102,43 @@ class _Adapter:
             self._order = sorted(X.columns, key=lambda key: (type(key).__name__, str(key)))
         return X.reindex(columns=self._order, fill_value=0.0).to_numpy(dtype=np.float64)
 
+    # -- scaling ----------------------------------------------------------------------------
+    def _scaled(self, rows: np.ndarray) -> np.ndarray:
+        """``rows`` standardised by the running moments as they stand (as given without scale)."""
+        if not self.scale:
+            return rows
+        if self._moments is None:
+            return np.zeros_like(rows)
+        _, mean, var = self._moments
+        return _standardise(rows, mean, var)
+
+    def _learnt_scaled(self, rows: np.ndarray) -> tuple[np.ndarray, tuple | None]:
+        """``rows`` each standardised after it updates the moments (river's StandardScaler, one
+        row at a time), and the moments after the last; nothing is stored."""
+        if not self.scale:
+            return rows, None
+        count, mean, var = self._moments or (0, np.zeros(rows.shape[1]), np.zeros(rows.shape[1]))
+        scaled = np.empty_like(rows)
+        for i, row in enumerate(rows):
+            count += 1
+            new_mean = mean + (row - mean) / count
+            var = var + ((row - mean) * (row - new_mean) - var) / count
+            mean = new_mean
+            scaled[i] = _standardise(row, mean, var)
+        return scaled, (count, mean, var)
+
+    def _learn_rows(self, rows: np.ndarray, targets: list) -> None:
+        """Scale ``rows`` (when ``scale``) and learn them; the moments change only on success."""
+        self._check_targets(targets)
+        scaled, moments = self._learnt_scaled(rows)
+        self._learn(scaled, targets)
+        if self.scale:
+            self._moments = moments
+
     # -- learning ---------------------------------------------------------------------------
     def _learn(self, rows: np.ndarray, targets: list) -> None:
         """Buffer until ``init_rows`` rows, then ``partial_fit`` (the buffer as the first call).
         A call that fails leaves the adapter as it was (the estimator restores itself)."""
-        self._check_targets(targets)
         targets = list(targets)
         if self._started:
             self._partial_fit(rows, np.asarray(targets))
@@ -111,14 +162,21 @@ class _Adapter:
     def _partial_fit(self, X: np.ndarray, y: np.ndarray) -> None:
         self.estimator_.partial_fit(X, y)
 
-    def _predicted(self, rows: np.ndarray):
-        """The model's predictions of ``rows``, or ``None`` while it cannot predict yet."""
+    def _predicted(self, rows: np.ndarray, how=None):
+        """``how`` (default ``_predict``) of the scaled ``rows``, or ``None`` while the model
+        cannot predict yet."""
         if not self._started:
             return None
         try:
-            return self._predict(rows)
+            return (how or self._predict)(self._scaled(rows))
         except NotFittedError:     # a DSG model before its first full batch
             return None
+
+
+def _standardise(rows: np.ndarray, mean: np.ndarray, var: np.ndarray) -> np.ndarray:
+    """``(rows - mean) / √var`` per feature; 0 where the variance is 0."""
+    std = np.sqrt(var)
+    return np.divide(rows - mean, std, out=np.zeros(np.shape(rows)), where=std > 0)
 
 
 class _Regressor(_Adapter, base.MiniBatchRegressor):
@@ -137,14 +195,14 @@ class _Regressor(_Adapter, base.MiniBatchRegressor):
         return self.estimator_.predict(rows)
 
     def learn_one(self, x: dict, y) -> None:
-        self._learn(self._row(x)[None], [float(y)])
+        self._learn_rows(self._row(x)[None], [float(y)])
 
     def predict_one(self, x: dict) -> float:
         predicted = self._predicted(self._row(x)[None])
         return self._prior() if predicted is None else float(predicted[0])
 
     def learn_many(self, X, y) -> None:
-        self._learn(self._rows(X), [float(v) for v in y])
+        self._learn_rows(self._rows(X), [float(v) for v in y])
 
     def predict_many(self, X):
         import pandas as pd
@@ -192,16 +250,18 @@ class _Classifier(_Adapter, base.MiniBatchClassifier):
             return self.estimator_.predict_proba(rows)
         return self.estimator_.predict(rows)
 
+    def _probabilities(self, rows: np.ndarray) -> np.ndarray:
+        """What ``predict_proba_one`` gives per class, ``(n, K)`` in ``classes_`` order."""
+        return self.estimator_.predict_proba(rows)
+
     def _proba(self, predicted) -> dict:
         return {_plain(c): float(p) for c, p in zip(self.estimator_.classes_, predicted)}
 
     def learn_one(self, x: dict, y) -> None:
-        self._learn(self._row(x)[None], [y])
+        self._learn_rows(self._row(x)[None], [y])
 
     def predict_proba_one(self, x: dict) -> dict:
-        if not hasattr(self.estimator_, "predict_proba"):
-            raise NotImplementedError(f"{self._wrapped} has no class probabilities")
-        predicted = self._predicted(self._row(x)[None])
+        predicted = self._predicted(self._row(x)[None], self._probabilities)
         return self._prior() if predicted is None else self._proba(predicted[0])
 
     def predict_one(self, x: dict):
@@ -217,14 +277,12 @@ class _Classifier(_Adapter, base.MiniBatchClassifier):
         return _plain(predicted[i])
 
     def learn_many(self, X, y) -> None:
-        self._learn(self._rows(X), list(y))
+        self._learn_rows(self._rows(X), list(y))
 
     def predict_proba_many(self, X):
         import pandas as pd
 
-        if not hasattr(self.estimator_, "predict_proba"):
-            raise NotImplementedError(f"{self._wrapped} has no class probabilities")
-        predicted = self._predicted(self._rows(X))
+        predicted = self._predicted(self._rows(X), self._probabilities)
         rows = ([self._prior()] * len(X) if predicted is None else
                 [self._proba(p) for p in predicted])
         return pd.DataFrame(rows, index=X.index)
@@ -285,6 +343,11 @@ class RiverGoGPRegressor(_Regressor):
 class RiverAOGDClassifier(_Classifier):
     """:class:`kernelstream.AOGDClassifier` as a river binary classifier (online AUC).
 
+    ``predict_one`` is the estimator's label (``decision_function > 0``); ``predict_proba_one``
+    gives the positive class the ranking score ``1/(1 + e^{-4d})`` of the decision function
+    ``d``, for river's ``metrics.ROCAUC()``: it orders rows as ``d`` does, but it is not a
+    calibrated probability.
+
     Parameters
     ----------
     features : tuple or None, default=None
@@ -294,18 +357,44 @@ class RiverAOGDClassifier(_Classifier):
         The two labels; the second is the positive class.
     **params
         :class:`~kernelstream.AOGDClassifier` parameters.
+
+    Examples
+    --------
+    >>> from river import datasets, evaluate, metrics
+    >>> from kernelstream.integrations.river import RiverAOGDClassifier
+    >>> model = RiverAOGDClassifier(random_state=0, n_components=256)  # ranked from row 101
+    >>> score = evaluate.progressive_val_score(datasets.Phishing().take(400), model,
+    ...                                        metrics.ROCAUC())
+    >>> round(float(score.get()), 2)                # a scaled logistic regression: 0.92
+    0.88
     """
 
     _wrapped = "AOGDClassifier"
+
+    #: the decision function's factor in the ranking score: a pairwise margin of 1 puts a
+    #: positive row at about d = 1/2 and a negative one at -1/2, so they score 0.88 and 0.12
+    SCORE_SLOPE = 4.0
 
     def __init__(self, features: tuple | None = None, init_rows: int = 100,
                  classes: tuple = (False, True), **params):
         self._setup(features, init_rows, params)
         self._setup_labels(classes)
 
+    def _probabilities(self, rows: np.ndarray) -> np.ndarray:
+        """``(1 - s, s)`` per row, ``s = 1/(1 + e^{-4d})`` of the decision function ``d``: a
+        score to rank by, not a calibrated probability."""
+        score = expit(self.SCORE_SLOPE * self.estimator_.decision_function(rows))
+        return np.column_stack([1.0 - score, score])
+
     @classmethod
     def _unit_test_params(cls):
         yield {"init_rows": 20, "random_state": 0, "n_components": 64}
+
+
+#: the DSG adapters' defaults for a river stream (the estimators' are for arrays): a step per 32
+#: rows, so a stream learns from its first rows, and 256 features a step, so that the feature
+#: budget (4,096 at first) fills over 16 steps of a short stream instead of 4
+_DSG_DEFAULTS = {"solver": "one_pass", "batch_size": 32, "block_size": 256}
 
 
 class RiverDSGRegressor(_Regressor):
@@ -318,15 +407,29 @@ class RiverDSGRegressor(_Regressor):
     init_rows : int, default=0
         Extra rows to buffer before the first ``partial_fit`` (the first batch already fixes
         the bandwidth and the target scaling).
+    scale : bool, default=True
+        Standardise each feature by its running mean and standard deviation (module docstring,
+        "Scaling"); False feeds the rows as they come.
     **params
-        :class:`~kernelstream.DSGRegressor` parameters; ``solver`` defaults to "one_pass".
+        :class:`~kernelstream.DSGRegressor` parameters; the adapter's defaults differ for a
+        stream of rows: ``solver="one_pass"``, ``batch_size=32``, ``block_size=256``.
+
+    Examples
+    --------
+    >>> from river import datasets, evaluate, metrics
+    >>> from kernelstream.integrations.river import RiverDSGRegressor
+    >>> model = RiverDSGRegressor(random_state=0)   # a step per 32 rows, from the first 32
+    >>> score = evaluate.progressive_val_score(datasets.TrumpApproval(), model, metrics.RMSE())
+    >>> round(score.get(), 2)                       # the running mean: 2.20
+    1.68
     """
 
     _wrapped = "DSGRegressor"
-    _defaults = {"solver": "one_pass"}
+    _defaults = _DSG_DEFAULTS
 
-    def __init__(self, features: tuple | None = None, init_rows: int = 0, **params):
-        self._setup(features, init_rows, params)
+    def __init__(self, features: tuple | None = None, init_rows: int = 0, scale: bool = True,
+                 **params):
+        self._setup(features, init_rows, params, scale)
 
     @classmethod
     def _unit_test_params(cls):
@@ -343,16 +446,29 @@ class RiverDSGClassifier(_Classifier):
     init_rows : int, default=0
     classes : tuple, default=(False, True)
         Every label of the stream.
+    scale : bool, default=True
+        Standardise each feature by its running mean and standard deviation (module docstring,
+        "Scaling"); False feeds the rows as they come.
     **params
-        :class:`~kernelstream.DSGClassifier` parameters; ``solver`` defaults to "one_pass".
+        :class:`~kernelstream.DSGClassifier` parameters; the adapter's defaults differ for a
+        stream of rows: ``solver="one_pass"``, ``batch_size=32``, ``block_size=256``.
+
+    Examples
+    --------
+    >>> from river import datasets, evaluate, metrics
+    >>> from kernelstream.integrations.river import RiverDSGClassifier
+    >>> model = RiverDSGClassifier(random_state=0)
+    >>> score = evaluate.progressive_val_score(datasets.Phishing(), model, metrics.Accuracy())
+    >>> round(score.get(), 3)                       # river's scaled logistic regression: 0.893
+    0.89
     """
 
     _wrapped = "DSGClassifier"
-    _defaults = {"solver": "one_pass"}
+    _defaults = _DSG_DEFAULTS
 
     def __init__(self, features: tuple | None = None, init_rows: int = 0,
-                 classes: tuple = (False, True), **params):
-        self._setup(features, init_rows, params)
+                 classes: tuple = (False, True), scale: bool = True, **params):
+        self._setup(features, init_rows, params, scale)
         self._setup_labels(classes)
 
     @classmethod
