@@ -77,3 +77,47 @@ def test_estimators_take_csr_in_fit_and_predict(make):
     method = "transform" if isinstance(sparse, RandomFeatures) else "predict"
     np.testing.assert_allclose(getattr(sparse, method)(X), getattr(dense, method)(X.toarray()),
                                rtol=1e-6, atol=1e-6)
+
+
+def _wide_problem(n, d, per_row, seed=0):
+    """``n × d`` CSR with ``per_row`` non-zeros a row, and a smooth target of a few columns."""
+    rng = np.random.default_rng(seed)
+    indices = np.concatenate([np.sort(rng.choice(d, per_row, replace=False)) for _ in range(n)])
+    X = sp.csr_matrix((rng.normal(size=n * per_row), indices, np.arange(0, n * per_row + 1, per_row)),
+                      shape=(n, d))
+    return X, np.sin(X @ rng.normal(size=d)) + 0.1 * rng.normal(size=n)
+
+
+def test_a_wide_csr_fit_projects_the_non_zeros_and_agrees_with_the_dense_fit(monkeypatch):
+    """Wide sparse rows never reach the dense route (issue 30): the fit projects them by their
+    non-zeros and ends with the dense fit's model to float rounding."""
+    X, y = _wide_problem(1500, 2000, 10)
+    densified, original = [], SparseRows.__getitem__
+
+    def recording(self, index):
+        densified.append(index)
+        return original(self, index)
+
+    monkeypatch.setattr(SparseRows, "__getitem__", recording)
+    params = dict(sigma=3.0, alpha=1e-4, n_components=256, block_size=128, batch_size=256,
+                  max_iter=3, random_state=0, dtype="float64")
+    sparse = DSGRegressor(**params).fit(X, y)
+    monkeypatch.undo()
+    assert not densified
+    dense = DSGRegressor(**params).fit(X.toarray(), y)
+    np.testing.assert_allclose(sparse.predict(X), dense.predict(X.toarray()), rtol=1e-7, atol=1e-7)
+
+
+def test_a_csr_fit_two_million_columns_wide_never_densifies(monkeypatch):
+    """2,000 rows × 2,000,000 columns, 5 non-zeros a row (dense rows: 16 GB in float32): the
+    median bandwidth, the preconditioner's sketch and the epochs all stay sparse."""
+    X, y = _wide_problem(2000, 2_000_000, 5)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("wide rows densified")
+
+    monkeypatch.setattr(sp.csr_matrix, "toarray", refuse)
+    model = DSGRegressor(sigma="median", alpha=1e-3, n_components=128, block_size=64,
+                         batch_size=512, max_iter=2, random_state=0).fit(X, y)
+    assert model.sigma_ > 0 and np.isfinite(model.loss_curve_).all()
+    assert model.n_components_ == 128

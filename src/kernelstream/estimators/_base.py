@@ -19,6 +19,7 @@ from sklearn.utils.validation import (_check_sample_weight, check_consistent_len
                                       check_is_fitted, validate_data)
 
 from .._device import resolve_device, resolve_dtype, to_tensor
+from ..ops.sparse import CSRRows, keeps_sparse
 from .._threads import resolve_n_jobs, respects_n_jobs
 from .._validation import (Integral, Interval, Real, StrOptions, check_magnitude,
                            check_sample_weight_values)
@@ -400,10 +401,11 @@ def predict_in_row_chunks(predict, X, dtype: torch.dtype, device, n_outputs: int
     fixed = row_invariant and device.type == "cpu" and dtype == torch.float32
     step = FLOAT32_PREDICT_ROWS if fixed else 8192
     out = np.empty((X.shape[0], n_outputs), dtype=np.float64)
+    sparse = keeps_sparse(X)  # wide sparse rows are projected by their non-zeros
     for i in range(0, X.shape[0], step):
-        rows = to_tensor(X[i : i + step], dtype, device)
+        rows = CSRRows(X[i : i + step], dtype, device) if sparse else to_tensor(X[i : i + step], dtype, device)
         m = rows.shape[0]
         if fixed and m < step:
-            rows = torch.cat([rows, rows.new_zeros((step - m, rows.shape[1]))])
+            rows = rows.padded(step) if sparse else torch.cat([rows, rows.new_zeros((step - m, rows.shape[1]))])
         out[i : i + m] = predict(rows)[:m].double().cpu().numpy()
     return out

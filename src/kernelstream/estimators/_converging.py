@@ -26,6 +26,7 @@ from .._threads import respects_n_jobs
 from .._validation import Integral, Interval, Real, StrOptions
 from ..expansion import Expansion
 from ..features import kernel_class, make_feature_map, resolve_bandwidth
+from ..ops.sparse import CSRRows, keeps_sparse
 from ..rng import draw_seed
 from ..solvers.conjugate import QUADRATIC_LOSSES
 from ..solvers.direct import DIRECT_MAX_FEATURES
@@ -285,7 +286,8 @@ class ConvergingMixin:
     def _problem(self, X, y, weight, train_rows, val_rows) -> Problem:
         """The solver's view: the data as tensors once, the training rows by index."""
         dtype, device = self._torch_dtype(), self.device_
-        X_t = rows_of(X, dtype, device, to_tensor)  # CSR stays sparse: densified per batch
+        # CSR stays sparse: projected by its non-zeros when wide and sparse, else densified per batch
+        X_t = CSRRows(X, dtype, device) if keeps_sparse(X) else rows_of(X, dtype, device, to_tensor)
         y_t = self._target_tensor(self._targets(y, X.shape[0]), device)
         w_t = torch.as_tensor(weight, dtype=dtype, device=device)
         validation = None

@@ -27,6 +27,7 @@ from typing import ClassVar, Sequence
 
 import torch
 
+from ..ops.sparse import CSRRows
 from .param_cache import ParamCache
 
 __all__ = ["FeatureMap"]
@@ -165,8 +166,12 @@ class FeatureMap(ABC, metaclass=_FrozenAfterInit):
         """Parameters of one block, from the cache when present."""
         return self._params.block(block, torch.device(device or "cpu"), dtype, self._draw)
 
-    def features(self, X: torch.Tensor, blocks: Sequence[int]) -> torch.Tensor:
-        """Features of the given blocks on ``X``: ``(n, len(blocks), r)``, block-major."""
+    def features(self, X: torch.Tensor | CSRRows, blocks: Sequence[int]) -> torch.Tensor:
+        """Features of the given blocks on ``X``: ``(n, len(blocks), r)``, block-major. Sparse
+        rows (:class:`~kernelstream.ops.sparse.CSRRows`) are densified here, unless the family
+        projects them sparse (the Fourier families)."""
+        if isinstance(X, CSRRows):
+            X = X.to_dense()
         return self._features(X, [self.draw(j, X.device, X.dtype) for j in blocks])
 
     def block_features(self, X: torch.Tensor, block: int, out: torch.Tensor | None = None) -> torch.Tensor:

@@ -13,6 +13,11 @@ Every family takes ``sampling`` (``kernel_params={"sampling": ...}``): ``"iid"``
 ``"orthogonal"`` (ORF; Gaussian and Matérn only), ``"sobol"`` or ``"halton"`` (scrambled
 quasi-Monte Carlo). They keep each frequency's law and lower the variance; see
 :mod:`kernelstream.features.structured`, which also holds the Fastfood map.
+
+Sparse rows (:class:`~kernelstream.ops.sparse.CSRRows`) are projected by their non-zeros,
+``O(nnz·h)`` per block, with the rows of ``W`` of the columns that occur, kept in the map's row
+tables (:mod:`.param_cache`); i.i.d. draws give those rows alone (:mod:`.row_draws`), the
+other samplings draw the whole block once.
 """
 
 from __future__ import annotations
@@ -26,8 +31,10 @@ from scipy.special import gammaincinv, ndtri
 from .. import rng
 from ..ops.backend import fourier_contract_auto
 from ..ops.fourier import fourier_block
+from ..ops.sparse import CSRRows, sparse_matmul
 from .base import FeatureMap
-from .param_cache import Slab
+from .param_cache import RowTable, Slab
+from .row_draws import cauchy_rows, normal_rows
 from .structured import SAMPLINGS, paired_cos_sin, qmc_uniform, standard_normal
 
 __all__ = ["fourier_features", "GaussianRFF", "LaplaceRFF", "MaternRFF"]
@@ -53,8 +60,16 @@ def fourier_features(X: torch.Tensor, W: list[torch.Tensor]) -> torch.Tensor:
     phases = rows == d + 1
     Z = (X @ W_all[:d]).view(n, K, h)  # one GEMM, O(n·d·K·h)
     if phases:
-        return torch.cos(Z.add_(W_all[d].view(K, h))).mul_((2.0 / h) ** 0.5)  # sqrt(2/r) cos(Wᵀx + b)
-    return paired_cos_sin(Z)  # sqrt(2/r) [cos, sin] = sqrt(1/h) [cos, sin]
+        Z.add_(W_all[d].view(K, h))  # Wᵀx + b
+    return fourier_of_projection(Z, paired=not phases)
+
+
+def fourier_of_projection(Z: torch.Tensor, paired: bool) -> torch.Tensor:
+    """Features of ``K`` blocks from their projections ``Z`` ``(n, K, h)`` (``Wᵀx``, or
+    ``Wᵀx + b`` with random phases), overwritten: ``(n, K, r)``."""
+    if paired:
+        return paired_cos_sin(Z)  # sqrt(2/r) [cos, sin] = sqrt(1/h) [cos, sin]
+    return torch.cos(Z, out=Z).mul_((2.0 / Z.shape[-1]) ** 0.5)  # sqrt(2/r) cos(Wᵀx + b)
 
 
 class _Fourier(FeatureMap):
@@ -112,15 +127,80 @@ class _Fourier(FeatureMap):
 
     def contract(self, X, coef, out=None):
         """``Σ_j ψ_j(X) coef_j``, fused: one GEMM + cos/sin + contraction per cache-sized chunk,
-        on the backend :mod:`kernelstream.ops.backend` chooses."""
-        if not self._fused():
+        on the backend :mod:`kernelstream.ops.backend` chooses (sparse rows: by chunks of
+        :meth:`features`)."""
+        if isinstance(X, CSRRows) or not self._fused():
             return super().contract(X, coef, out)
         return fourier_contract_auto(X, coef, self, self._groups(X.device, X.dtype), self.paired, out)
 
     def block_features(self, X, block, out=None):
-        if not self._fused():
+        if isinstance(X, CSRRows) or not self._fused():
             return super().block_features(X, block, out)
         return fourier_block(X, self.draw(block, X.device, X.dtype), self.paired, out)
+
+    # -- sparse rows: X W by the non-zeros, with the rows of W of the columns that occur -----
+    def features(self, X, blocks):
+        """As :meth:`FeatureMap.features`; sparse rows are projected by their non-zeros."""
+        if not (isinstance(X, CSRRows) and self._fused()):
+            return super().features(X, blocks)
+        blocks = list(blocks)
+        Z = torch.empty((X.shape[0], len(blocks), self._shape()[1]), dtype=X.dtype, device=X.device)
+        for k, block in enumerate(blocks):
+            Z[:, k] = self._sparse_projection(X, block)
+        return fourier_of_projection(Z, self.paired)
+
+    def _sparse_projection(self, X: CSRRows, block: int) -> torch.Tensor:
+        """``Wᵀx`` (``+ b`` for odd blocks) of block ``block`` for the rows ``X``, ``(n, h)``, in
+        ``O(nnz·h)``: the rows of ``W`` come from the block's row table, each drawn the first
+        time its column occurs; over the table's budget, this batch's columns are gathered
+        (the rows kept) and drawn (the others) for it alone."""
+        crow, col, values = X.tensors()
+        table = self._params.row_table(block, self.n_features_in, self._shape()[1], X.device, X.dtype)
+        if table is not None and self._fill_rows(table, block, col):
+            Z = sparse_matmul(crow, table.slot[col], values, table.rows())
+        else:
+            columns, inverse = torch.unique(col, return_inverse=True)
+            Z = sparse_matmul(crow, inverse, values, self._rows_now(table, block, columns, X.dtype))
+        if not self.paired:
+            Z.add_(self._phases(block, X.device).to(X.dtype)[0])  # Wᵀx + b
+        return Z
+
+    def _fill_rows(self, table: RowTable, block: int, col: torch.Tensor) -> bool:
+        """Draw into ``table`` the rows of the columns in ``col`` it lacks (every row it lacks
+        for draws that are not i.i.d.); False when its budget cannot hold them."""
+        missing = col[table.slot[col] < 0]
+        if missing.numel() == 0:
+            return True
+        missing = torch.unique(missing) if self._draws_rows_alone() else torch.nonzero(table.slot < 0)[:, 0]
+        if not self._params.reserve_rows(table, missing.numel()):
+            return False
+        rows = self._draw_rows(block, missing, table.slot.device).to(table.table.dtype)
+        self._params.add_rows(table, missing, rows)
+        return True
+
+    def _rows_now(self, table: RowTable | None, block: int, columns: torch.Tensor, dtype) -> torch.Tensor:
+        """Rows ``columns`` of block ``block``, ``(m, h)`` in ``dtype``: those ``table`` holds
+        gathered, the others drawn now."""
+        if table is None:
+            return self._draw_rows(block, columns, columns.device).to(dtype)
+        slots = table.slot[columns]
+        kept = slots >= 0
+        W = table.table.new_empty((columns.shape[0], table.table.shape[1]))
+        W[kept] = table.table[slots[kept]]
+        if not bool(kept.all()):
+            W[~kept] = self._draw_rows(block, columns[~kept], columns.device).to(dtype)
+        return W
+
+    def _draw_rows(self, block: int, columns: torch.Tensor, device) -> torch.Tensor:
+        """Rows ``columns`` of block ``block``'s frequencies, float64 ``(m, h)``: the same numbers
+        as those rows of :meth:`_draw`. This default draws the whole block; families whose
+        i.i.d. draws give one row alone override it."""
+        return self._draw(block, device)[columns.to(device)]
+
+    def _draws_rows_alone(self) -> bool:
+        """Whether :meth:`_draw_rows` draws the rows asked for alone (an override, i.i.d.
+        draws); else a row table takes every row it lacks from one draw of the block."""
+        return self.sampling == "iid" and type(self)._draw_rows is not _Fourier._draw_rows
 
     def block_param_numel(self) -> int:
         d, h = self._shape()
@@ -134,10 +214,11 @@ class _Fourier(FeatureMap):
         return self.n_features_in, (self.block_size // 2 if self.paired else self.block_size)
 
     def _with_phases(self, W: torch.Tensor, block: int) -> torch.Tensor:
-        if self.paired:
-            return W
-        b = 2 * math.pi * rng.uniform((1, W.shape[1]), self.seed, block, rng.Stream.PHASES, W.device)
-        return torch.cat([W, b])
+        return W if self.paired else torch.cat([W, self._phases(block, W.device)])
+
+    def _phases(self, block: int, device) -> torch.Tensor:
+        """The phases ``b ~ U[0, 2π)`` of an odd block, ``(1, h)`` float64."""
+        return 2 * math.pi * rng.uniform((1, self._shape()[1]), self.seed, block, rng.Stream.PHASES, device)
 
     def _distances(self, X: torch.Tensor, Y: torch.Tensor, p: float) -> torch.Tensor:
         return torch.cdist(X, Y, p=p)
@@ -153,6 +234,12 @@ class GaussianRFF(_Fourier):
 
     def _draw(self, block, device):
         return self._with_phases(self._normal(block, device) / self.sigma, block)  # ω ~ N(0, σ⁻² I)
+
+    def _draw_rows(self, block, columns, device):
+        if self.sampling != "iid":
+            return super()._draw_rows(block, columns, device)
+        h = self._shape()[1]
+        return normal_rows(columns, h, self.seed, block, rng.Stream.WEIGHTS, device) / self.sigma
 
 
 class LaplaceRFF(_Fourier):
@@ -173,6 +260,12 @@ class LaplaceRFF(_Fourier):
             u = qmc_uniform(h, d, self.seed, block, self.sampling).T
             W = torch.as_tensor(np.tan(np.pi * (u - 0.5)), device=device)  # Cauchy quantile
         return self._with_phases(W / self.sigma, block)
+
+    def _draw_rows(self, block, columns, device):
+        if self.sampling != "iid":
+            return super()._draw_rows(block, columns, device)
+        h = self._shape()[1]
+        return cauchy_rows(columns, h, self.seed, block, rng.Stream.WEIGHTS, device) / self.sigma
 
 
 class MaternRFF(_Fourier):
@@ -221,3 +314,11 @@ class MaternRFF(_Fourier):
             g = torch.as_tensor(ndtri(points[:, :d]).T.copy(), device=device)
             u = torch.as_tensor(2 * gammaincinv(self.nu, points[:, d]), device=device)  # χ²(2ν)
         return self._with_phases(g * torch.sqrt(2 * self.nu / u) / self.sigma, block)
+
+    def _draw_rows(self, block, columns, device):
+        if self.sampling != "iid":
+            return super()._draw_rows(block, columns, device)
+        h = self._shape()[1]
+        g = normal_rows(columns, h, self.seed, block, rng.Stream.WEIGHTS, device)
+        u = rng.chi_square((h,), int(2 * self.nu), self.seed, block, rng.Stream.CHI2, device)
+        return g * torch.sqrt(2 * self.nu / u) / self.sigma
