@@ -1,4 +1,5 @@
-# The two commands: `make demo` (the main job) and `make test` (the whole suite).
+# The two commands: `make demo` (the main job) and `make test` (the whole suite, what CI runs);
+# `make test-fast` is the developer's loop: every test not marked slow (under 5 minutes).
 # Both create .venv on first use; CPU torch is installed before the package so that
 # pip never pulls the CUDA build. `make docs` builds the site (docs/_build/html) with every
 # gallery example; `make docs-quick` (CI) skips the slower examples. Both treat warnings as
@@ -10,7 +11,7 @@ STAMP  := $(VENV)/.installed
 DOCS_STAMP := $(VENV)/.installed-docs
 SPHINX := $(PY) -m sphinx -W --keep-going -b html docs docs/_build/html
 
-.PHONY: demo test venv clean bench docs docs-quick docs-clean
+.PHONY: demo test test-fast venv clean bench docs docs-quick docs-clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +27,9 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q -n 2 --durations=15
+
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -n 2 -m "not slow" --durations=15
 
 bench: $(STAMP)
 	$(PY) -m benchmarks.synthetic

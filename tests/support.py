@@ -4,6 +4,7 @@ any folder imports it as ``from support import ...``."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -13,16 +14,26 @@ import torch
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 SRC = ROOT / "src" / "kernelstream"
-SHARED_DATA = ROOT.parent / "shared" / "data"
+#: the shared data sets (``../shared/data``; ``KERNELSTREAM_SHARED_DATA`` names another folder)
+SHARED_DATA = Path(os.environ.get("KERNELSTREAM_SHARED_DATA", ROOT.parent / "shared" / "data"))
 
 cuda_mark = pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA not available")
 DEVICES = [pytest.param("cpu"), pytest.param("cuda", marks=[cuda_mark, pytest.mark.cuda])]
 
 
 def shared_dataset(name: str) -> dict:
-    """Arrays of ``../shared/data/<name>.npz``; skips the test when the file is absent."""
+    """Arrays of ``../shared/data/<name>.npz`` (see :func:`require_shared`)."""
     path = SHARED_DATA / f"{name}.npz"
-    if not path.exists():
-        pytest.skip(f"{path} not present")
+    require_shared(path)
     with np.load(path) as data:
         return {key: data[key] for key in data.files}
+
+
+def require_shared(path: Path = SHARED_DATA) -> None:
+    """Skip the test when ``path`` (a shared data set) is absent; under ``CI=true``, fail it."""
+    if path.exists():
+        return
+    message = f"{path} is not present (the shared data sets belong in ../shared/data)"
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{message}; CI=true: a missing data set fails the run", pytrace=False)
+    pytest.skip(message)

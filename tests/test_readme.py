@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+from support import require_shared
 
 ROOT = Path(__file__).resolve().parents[1]
 BLOCKS = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
@@ -18,8 +19,7 @@ def test_the_readme_has_python_examples():
 @pytest.mark.slow
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
 def test_readme_block_runs(index, monkeypatch):
-    if not (ROOT.parent / "shared" / "data").is_dir():
-        pytest.skip("../shared/data is not beside the repository")
+    require_shared()
     monkeypatch.chdir(ROOT)
     before = set(os.listdir(ROOT))
     exec(compile(BLOCKS[index], f"README.md block {index}", "exec"), {"__name__": "__readme__"})

@@ -6,14 +6,11 @@ from __future__ import annotations
 
 import json
 
-from support import SHARED_DATA
-
-import pytest
+from support import SHARED_DATA, require_shared
 
 
 def test_a9a_from_libsvm_files_as_csr_matches_the_dense_fit_in_less_memory(tmp_path):
-    if not (SHARED_DATA / "a9a.npz").exists():
-        pytest.skip("a9a not present")
+    require_shared(SHARED_DATA / "a9a.npz")
     from benchmarks.scale import sparse_a9a
 
     rows = {r["mode"]: r for r in sparse_a9a.main(["--quick", "--out", str(tmp_path)])}

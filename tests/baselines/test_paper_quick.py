@@ -4,11 +4,9 @@ their three files and record what the full runs are read for."""
 import json
 import math
 
-import pytest
-
 from benchmarks.baselines import BASELINES
 
-from support import SHARED_DATA
+from support import SHARED_DATA, require_shared
 
 
 def run(module, tmp_path, name):
@@ -37,8 +35,7 @@ def test_synthetic_krr(tmp_path):
 
 
 def test_svm(tmp_path):
-    if not (SHARED_DATA / "a9a.npz").exists():
-        pytest.skip("a9a.npz not present")
+    require_shared(SHARED_DATA / "a9a.npz")
     from benchmarks.paper import svm
 
     payload, report = run(svm, tmp_path, "svm")
