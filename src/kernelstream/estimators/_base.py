@@ -30,7 +30,7 @@ from ..schedules import make_schedule
 from ..solvers import DSGConfig, dsg_step
 from .._state import EstimatorState
 from ..rng import draw_seed
-from ._progress import StreamProgress, progress_bar
+from ._progress import VERBOSE_CONSTRAINT, StreamProgress, progress_bar
 from ._rollback import unchanged_on_error
 from ._budget import max_feature_blocks
 
@@ -81,7 +81,7 @@ class DSGBase(EstimatorState, BaseEstimator):
         "fit_intercept": ["boolean"],
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
-        "verbose": ["verbose"],
+        "verbose": VERBOSE_CONSTRAINT,
         "device": [str],
         "dtype": [StrOptions({"float32", "float64"})],
         "n_jobs": [Integral, None],

@@ -398,9 +398,9 @@ class ConvergingMixin:
     def _calibrate(self, problem: Problem) -> None:
         """Fit what turns outputs into probabilities (the classifier's temperature)."""
 
-    def _progress(self) -> EpochProgress | None:
-        """A bar over the epochs (monitored loss as they end) when ``verbose``."""
-        return EpochProgress(type(self).__name__) if self.verbose else None
+    def _progress(self) -> EpochProgress:
+        """The epochs as they end (monitored loss): a bar as ``verbose`` says, and log records."""
+        return EpochProgress(type(self).__name__, self.verbose)
 
     def _set_preconditioned(self, result, feature_map, alphas, J, history) -> None:
         C = self._n_outputs()

@@ -1,4 +1,13 @@
-"""Progress bars (tqdm) for ``verbose`` estimators: one per ``fit``, one across a stream.
+"""Progress bars (tqdm) and log records for ``verbose`` estimators: one per ``fit``, one across
+a stream.
+
+``verbose="auto"`` (the default) shows a bar only where someone watches — standard error is a
+terminal — and only once the work has run ``AUTO_DELAY_S`` seconds, so quick fits print nothing
+(and erases it when the work ends); a stream of ``partial_fit`` calls shows its bar only with a
+true ``verbose`` (the caller's loop owns the stream);
+``verbose=0`` never shows one, ``verbose>=1`` always. Whatever ``verbose`` says, the epochs of
+the default ``fit`` are also logged at ``INFO`` to the ``"kernelstream"`` logger (silent unless
+the application configures logging, e.g. ``logging.basicConfig(level=logging.INFO)``).
 
 The preconditioned ``fit`` counts epochs (:class:`EpochProgress`): their number is decided by
 early stopping, so that bar shows the rate, the elapsed time and the monitored loss, but no ETA;
@@ -13,17 +22,42 @@ into a file or another process.
 from __future__ import annotations
 
 import contextlib
+import logging
+import sys
 
-__all__ = ["EpochProgress", "StreamProgress", "closing", "progress_bar"]
+from .._validation import StrOptions
+
+__all__ = ["AUTO_DELAY_S", "EpochProgress", "StreamProgress", "VERBOSE_CONSTRAINT", "closing",
+           "progress_bar"]
+
+#: ``verbose="auto"``: a bar appears once the work has run this long (seconds)
+AUTO_DELAY_S = 2.0
+#: the parameter constraint of ``verbose`` (an int or bool, or ``"auto"``)
+VERBOSE_CONSTRAINT = ["verbose", StrOptions({"auto"})]
+
+logger = logging.getLogger("kernelstream")
 
 
 def progress_bar(verbose, *, total: int | None, desc: str, unit: str):
-    """A tqdm bar when ``verbose``, else ``None``."""
-    if not verbose:
+    """A tqdm bar: with ``verbose="auto"`` on a terminal (shown after ``AUTO_DELAY_S`` seconds),
+    with a true ``verbose`` always; else ``None``."""
+    if verbose == "auto":
+        if not _watched():
+            return None
+        delay, leave = AUTO_DELAY_S, False
+    elif not verbose:
         return None
+    else:
+        delay, leave = 0.0, True
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=desc, unit=unit, dynamic_ncols=True)
+    return tqdm(total=total, desc=desc, unit=unit, dynamic_ncols=True, delay=delay, leave=leave)
+
+
+def _watched() -> bool:
+    """Whether standard error is a terminal (someone sees a bar)."""
+    stream = sys.stderr
+    return stream is not None and hasattr(stream, "isatty") and stream.isatty()
 
 
 class StreamProgress:
@@ -34,8 +68,9 @@ class StreamProgress:
         self._bar = None
 
     def update(self, verbose, rows: int, **postfix) -> None:
-        """Advance by ``rows`` and show ``postfix`` (e.g. steps, features, loss)."""
-        if not verbose:
+        """Advance by ``rows`` and show ``postfix`` (e.g. steps, features, loss); only with a
+        true ``verbose``: under "auto" the caller's loop owns the stream, and shows what it likes."""
+        if not verbose or verbose == "auto":
             return
         if self._bar is None:
             self._bar = progress_bar(verbose, total=None, desc=self.desc, unit="row")
@@ -51,21 +86,31 @@ class StreamProgress:
 
 
 class EpochProgress:
-    """A bar over the epochs of the preconditioned ``fit``; called as ``progress(epoch, loss)``
-    after each epoch with the monitored (validation, else training) loss."""
+    """The epochs of the preconditioned ``fit``, as a bar (see :func:`progress_bar`) and as log
+    records; called as ``progress(epoch, loss)`` after each epoch with the monitored
+    (validation, else training) loss."""
 
-    def __init__(self, desc: str):
-        self._bar = progress_bar(True, total=None, desc=desc, unit="epoch")
-        self._bar.set_postfix_str("choosing sigma and alpha")  # until the first epoch ends
+    def __init__(self, desc: str, verbose="auto"):
+        self.desc = desc
+        self._bar = progress_bar(verbose, total=None, desc=desc, unit="epoch")
+        if self._bar is not None:
+            self._bar.set_postfix_str("choosing sigma and alpha", refresh=False)
         self._best = float("inf")
+        self._epochs = 0
 
     def __call__(self, epoch: int, loss: float) -> None:
         self._best = min(self._best, loss)
-        self._bar.set_postfix(loss=f"{loss:.4g}", best=f"{self._best:.4g}", refresh=False)
-        self._bar.update(1)
+        self._epochs += 1
+        logger.info("%s: epoch %d, monitored loss %.4g (best %.4g)", self.desc, self._epochs,
+                    loss, self._best)
+        if self._bar is not None:
+            self._bar.set_postfix(loss=f"{loss:.4g}", best=f"{self._best:.4g}", refresh=False)
+            self._bar.update(1)
 
     def close(self, failed: bool = False) -> None:
         """Close the bar; a failed fit's bar is erased (on a terminal): its error stands alone."""
+        if self._bar is None:
+            return
         if failed:
             self._bar.leave = False
         self._bar.close()

@@ -40,6 +40,7 @@ from ..rng import draw_seed
 from ..solvers.selection import Problem, grow_features
 from ..solvers.streams import StreamProblem, StreamValidation, rows_of
 from ._first_pass import concat_chunks, first_pass, take
+from ._progress import closing
 
 __all__ = ["is_source", "fit_preconditioned_stream", "fit_one_pass_stream", "fit_aogd_stream",
            "arrays_of", "sample_of", "readers_of", "SAMPLE_ROWS", "VALIDATION_SAMPLE_ROWS"]
@@ -296,9 +297,10 @@ def fit_preconditioned_stream(estimator, data, classes=None):
         if not warm:
             feature_map, alphas, J, max_blocks = _select_on_sample(estimator, stats, convert, comm)
         problem = _stream_problem(estimator, readers, holdout, split_seed, stats, convert, comm)
-        result, J, history, feature_map = grow_features(
-            problem, feature_map, alphas, estimator._control(), J, max_blocks, GROWTH_TOL, theta,
-            estimator._progress(), narrow=estimator.sigma == "auto" and not warm)
+        with closing(estimator._progress()) as progress:
+            result, J, history, feature_map = grow_features(
+                problem, feature_map, alphas, estimator._control(), J, max_blocks, GROWTH_TOL,
+                theta, progress, narrow=estimator.sigma == "auto" and not warm)
         estimator._set_preconditioned(result, feature_map, alphas, J, history)
         estimator._calibrate(problem)
         estimator._pending = None

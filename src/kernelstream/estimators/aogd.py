@@ -22,7 +22,7 @@ from .._state import EstimatorState, feature_map_from_config
 from ..rng import draw_seed
 from ._base import assign_parameters
 from ._labels import fit_or_check_labels
-from ._progress import StreamProgress, progress_bar
+from ._progress import VERBOSE_CONSTRAINT, StreamProgress, progress_bar
 from ._rollback import unchanged_on_error
 from ._streaming import check_arrays_absent, fit_aogd_stream, is_source
 
@@ -88,8 +88,9 @@ class AOGDClassifier(EstimatorState, ClassifierMixin, BaseEstimator):
         Shuffle the rows before each pass of ``fit``.
     random_state : int, RandomState or None
         Seeds the random features, the coins and the shuffling.
-    verbose : int, default=0
-        Show a progress bar (``fit``: the examples; ``partial_fit``: one bar across the stream).
+    verbose : int or "auto", default="auto"
+        Progress bar (``fit``: the examples; ``partial_fit``: one bar across the stream): "auto"
+        shows one on a terminal for work that lasts more than a few seconds, 0 never, 1 always.
     device : {"auto", "cpu", "cuda"}, default="auto"
     n_jobs : int or None, default=None
         Threads: ``None`` is one, ``-1`` every thread the environment allows (see
@@ -153,7 +154,7 @@ class AOGDClassifier(EstimatorState, ClassifierMixin, BaseEstimator):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
-        "verbose": ["verbose"],
+        "verbose": VERBOSE_CONSTRAINT,
         "device": [str],
         "n_jobs": [Integral, None],
     }
@@ -162,7 +163,7 @@ class AOGDClassifier(EstimatorState, ClassifierMixin, BaseEstimator):
                  sigma_scale=1.0, kernel_params=None, eta0=0.5, gamma0=None,
                  learning_rate="invscaling", t0=1.0, power_t=0.5, alpha=1e-6, p=0.5,
                  average=False, batch_size=64, max_iter=1, shuffle=True, random_state=None,
-                 verbose=0, device="auto", n_jobs=None):
+                 verbose="auto", device="auto", n_jobs=None):
         assign_parameters(self, locals())
 
     # -- public API ----------------------------------------------------------------------

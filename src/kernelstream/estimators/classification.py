@@ -142,7 +142,7 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
                  n_components=None, fit_intercept=True, shuffle=True, tol=1e-3,
                  early_stopping=True, validation_fraction=0.1, n_iter_no_change=2,
                  warm_start=False, checkpoint=None, checkpoint_every=1, random_state=None,
-                 verbose=0, device="auto", dtype="float32", n_jobs=None):
+                 verbose="auto", device="auto", dtype="float32", n_jobs=None):
         assign_parameters(self, locals())
 
     def fit(self, X, y=None, sample_weight=None, *, classes=None, resume=None):

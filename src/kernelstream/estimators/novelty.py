@@ -74,7 +74,7 @@ class DSGOneClass(OutlierMixin, DSGBase):
                  kernel_params=None, batch_size=1024, block_size=256, max_iter="auto",
                  learning_rate="inverse", eta0=None, t0=None, power_t=0.5, precondition=False,
                  precond_eps=3.0, average=False, n_components=None, shuffle=True,
-                 random_state=None, verbose=0, device="auto", dtype="float32", n_jobs=None):
+                 random_state=None, verbose="auto", device="auto", dtype="float32", n_jobs=None):
         assign_parameters(self, locals())
 
     min_steps = 64
@@ -170,7 +170,7 @@ class DSGDensityRatio(DSGBase):
                  alpha=1e-6, batch_size=2048, block_size=1024, max_iter="auto",
                  learning_rate="inverse", eta0=2.0, t0=1.0, power_t=0.5, precondition=True,
                  precond_eps=3.0, average=False, n_components=None, shuffle=True,
-                 random_state=None, verbose=0, device="auto", dtype="float32", n_jobs=None):
+                 random_state=None, verbose="auto", device="auto", dtype="float32", n_jobs=None):
         assign_parameters(self, locals())
 
     fit_intercept = True  # the normalising constant

@@ -120,8 +120,9 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
         checkpoint at the first epoch end that long after the last one).
     random_state : int, RandomState or None
         Seeds the feature blocks and the shuffling.
-    verbose : int, default=0
-        Show a progress bar.
+    verbose : int or "auto", default="auto"
+        Progress bar: "auto" shows one on a terminal for work that lasts more than a few seconds,
+        0 never, 1 always. The epochs are logged to the ``"kernelstream"`` logger either way.
     device : {"auto", "cpu", "cuda"}, default="auto"
     dtype : {"float32", "float64"}, default="float32"
     n_jobs : int or None, default=None
@@ -187,7 +188,7 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
                  n_components=None, fit_intercept=True, shuffle=True, tol=1e-3,
                  early_stopping=True, validation_fraction=0.1, n_iter_no_change=2,
                  warm_start=False, checkpoint=None, checkpoint_every=1, random_state=None,
-                 verbose=0, device="auto", dtype="float32", n_jobs=None):
+                 verbose="auto", device="auto", dtype="float32", n_jobs=None):
         assign_parameters(self, locals())
 
     def fit(self, X, y=None, sample_weight=None, *, resume=None):
