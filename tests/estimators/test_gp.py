@@ -7,10 +7,11 @@ import torch
 from sklearn.gaussian_process.kernels import RBF
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from kernelstream import DSGGaussianProcessRegressor
+from kernelstream import DSGGaussianProcessRegressor, load
 from kernelstream.datasets import synthetic_regression
 from kernelstream.features import make_feature_map, median_distance
 from kernelstream.solvers.gp_dual import nystrom_preconditioner
+from kernelstream.solvers.gp_variance import LandmarkVariance, OperatorVariance
 
 
 def closed_form(X, y, Xs, sigma, noise):
@@ -100,6 +101,77 @@ def test_operator_route_approximates_the_gp_with_enough_features():
                                      normalize_y=False, random_state=0).fit(X, y)
     _, std = gp.predict(Xs, return_std=True, include_noise=False)
     assert rel(std**2, var) < 0.25
+
+
+@pytest.mark.parametrize("n_components, block_size", [(1024, 512), (1000, 512), (300, 512)])
+def test_n_components_is_the_number_of_features_of_the_model(small_problem, n_components,
+                                                              block_size):
+    """Issue 30 item 7: ``n_components=N`` is the model's size, ``n_components_ <= N`` (it was
+    ``n_steps·block_size`` whatever N): ceil(N/block_size) equal blocks."""
+    X, y, Xs, sigma, noise = small_problem
+    gp = DSGGaussianProcessRegressor(sigma=sigma, noise=noise, block_size=block_size,
+                                     n_steps=16, n_components=n_components,
+                                     random_state=0).fit(X, y)
+    assert gp.n_components_ == n_components  # 2 × 512, 2 × 500, 1 × 300
+    assert gp.expansion_.coef.numel() == n_components
+    default = DSGGaussianProcessRegressor(sigma=sigma, noise=noise, block_size=block_size,
+                                          n_steps=16, random_state=0).fit(X, y)
+    assert default.n_components_ == 16 * block_size  # no budget: a fresh block per step
+
+
+def test_budget_is_the_exact_posterior_of_its_features(small_problem):
+    """With a budget the mean is ``φ(x)ᵀ(ΦᵀΦ + s²I)⁻¹Φᵀy`` over the budget's features, and
+    route (a) agrees with route (b) on them."""
+    X, y, Xs, sigma, noise = small_problem
+    kw = dict(sigma=sigma, noise=noise, block_size=256, n_components=512, dtype="float64",
+              normalize_y=False, random_state=0)
+    gp = DSGGaussianProcessRegressor(variance_method="operator", **kw).fit(X, y)
+    Phi = gp.feature_map_.transform(torch.as_tensor(X, dtype=torch.float64), 2).numpy()
+    Phis = gp.feature_map_.transform(torch.as_tensor(Xs, dtype=torch.float64), 2).numpy()
+    w = np.linalg.solve(Phi.T @ Phi + noise * np.eye(512), Phi.T @ y)
+    assert rel(gp.predict(Xs), Phis @ w) < 1e-5
+    targets = DSGGaussianProcessRegressor(variance_method="targets", **kw).fit(X, y, X_variance=Xs)
+    assert rel(targets.predict(Xs), gp.predict(Xs)) < 1e-5  # both solved to a residual of 1e-6
+    _, std_b = gp.predict(Xs, return_std=True, include_noise=False)
+    _, std_a = targets.predict(Xs, return_std=True, include_noise=False)
+    np.testing.assert_allclose(std_a, std_b, rtol=1e-4)
+
+
+def test_model_file_is_proportional_to_what_was_asked(small_problem, tmp_path):
+    """Issue 30 item 7: a file holds ``8·n_components`` bytes of mean coefficients and, for the
+    variance anywhere, the landmarks and two packed ``M×M`` triangles, ``8·M(M+1) + 8·M·d``,
+    plus a header; nothing grows with the training rows."""
+    X, y, Xs, sigma, noise = small_problem
+    sizes = {}
+    for D, M in [(1024, 128), (4096, 128), (1024, 256)]:
+        gp = DSGGaussianProcessRegressor(sigma=sigma, noise=noise, block_size=512, n_steps=16,
+                                         n_components=D, n_landmarks=M, random_state=0).fit(X, y)
+        path = tmp_path / f"{D}_{M}.kst"
+        gp.save(path)
+        sizes[D, M] = path.stat().st_size
+        payload = 8 * D + 8 * M * (M + 1) + 8 * M * X.shape[1]
+        assert payload <= sizes[D, M] <= payload + 16 * 1024, (D, M, sizes[D, M], payload)
+        loaded = load(path)
+        for a, b in zip(loaded.predict(Xs, return_std=True), gp.predict(Xs, return_std=True)):
+            np.testing.assert_array_equal(a, b)
+    assert abs(sizes[4096, 128] - sizes[1024, 128] - 8 * 3072) < 1024
+
+
+def test_variance_state_of_older_files_is_read():
+    """Files written before the factors were packed hold them square; they load the same."""
+    rng = np.random.default_rng(0)
+    L = torch.as_tensor(np.tril(rng.normal(size=(6, 6))) + 6 * np.eye(6))
+    R = torch.as_tensor(np.tril(rng.normal(size=(6, 6))) + 6 * np.eye(6))
+    var = LandmarkVariance(torch.as_tensor(rng.normal(size=(6, 2))), L, R, 0.1)
+    packed = var.state_dict()
+    assert packed["kmm_cholesky"].shape == (21,)
+    square = dict(packed, kmm_cholesky=L, inner_cholesky=R)
+    for state in (packed, square):
+        back = LandmarkVariance.from_state_dict(state)
+        assert torch.equal(back.kmm_cholesky, L) and torch.equal(back.inner_cholesky, R)
+    op = OperatorVariance(L, 0.1, 3)
+    for state in (op.state_dict(), dict(op.state_dict(), cholesky=L)):
+        assert torch.equal(OperatorVariance.from_state_dict(state).cholesky, L)
 
 
 @pytest.mark.parametrize("method", ["targets", "operator"])

@@ -32,7 +32,7 @@ from ._streaming import arrays_of
 
 __all__ = ["GoGPRegressor"]
 
-#: at most this many points enter the O(n³) marginal-likelihood fit
+#: the first rows (at most this many) enter the O(n³) marginal-likelihood fit
 MAX_EVIDENCE_POINTS = 500
 
 
@@ -45,7 +45,9 @@ class GoGPRegressor(EstimatorState, RegressorMixin, BaseEstimator):
     ``μ(x) = d(x)ᵀγ`` with ``d(x) = (K_UU + s²I)⁻¹k_U(x)`` (Prop. 1 of the paper) and
     effective labels ``γ`` fitted to every point seen by recursive least squares
     (``solver="rls"``), or the paper's projected SGD (``solver="sgd"``); the standard deviation
-    is Prop. 1's ``sqrt(k(x,x) − k_Uᵀ(K_UU + s²I)⁻¹k_U)``. ``theta → 0`` gives the exact GP.
+    is Prop. 1's ``sqrt(k(x,x) − k_Uᵀ(K_UU + s²I)⁻¹k_U)``, and ``predict(return_std=True)``
+    adds the noise to it (the std of a new target; ``include_noise=False`` for ``f`` alone).
+    ``theta → 0`` gives the exact GP.
     See :mod:`kernelstream.solvers.gogp` for the update rules.
 
     Parameters
@@ -54,13 +56,16 @@ class GoGPRegressor(EstimatorState, RegressorMixin, BaseEstimator):
         A registered kernel ("rbf", "laplace", "matern", ...); the random-feature variant needs
         one with random features (every registered family has them).
     sigma : float, "auto" or "median", default="auto"
-        Bandwidth. "auto": maximise the exact GP marginal likelihood on the warm-start portion
-        (at most 500 points), starting from the median distance; "median": median heuristic.
+        Bandwidth. "auto": maximise the exact GP marginal likelihood on the first
+        ``min(n, 500)`` rows of ``fit`` (of the first ``partial_fit`` call), starting from the
+        median distance; "median": median heuristic.
     noise : float or "auto", default="auto"
         Noise variance ``s²``, in units of ``y²``. A number means the prior ``y ~ GP(mean(y), k)``
         with unit amplitude, as ``GaussianProcessRegressor(kernel=RBF(sigma), alpha=noise)``.
-        "auto": noise and signal amplitude by marginal likelihood (targets are then scaled by
-        the amplitude, so ``theta`` is relative to the prior standard deviation).
+        "auto": noise and signal amplitude by marginal likelihood on the same rows as ``sigma``
+        (targets are then scaled by the amplitude, so ``theta`` is relative to the prior
+        standard deviation). Those rows are not limited to the warm-start portion: a noise
+        fitted on its few rows (40 of 400) is too small, and the intervals too narrow.
     theta : float or "auto", default="auto"
         Join threshold on the posterior standard deviation (in units of the prior's); 0 keeps
         every point. "auto": the noise standard deviation in the same units, ``sqrt(s²/a)``
@@ -83,8 +88,10 @@ class GoGPRegressor(EstimatorState, RegressorMixin, BaseEstimator):
         ``solver="sgd"`` only: predict with the average of the iterates.
     warmup_fraction : float, default=0.1
         Fraction of ``fit``'s data used for the warm-start phase (``warmup_epochs`` epochs of
-        random draws without replacement, each draw weighted ``1/warmup_epochs``) and for the
-        hyper-parameters; the rest is one online pass. 0 disables it.
+        random draws without replacement, each draw weighted ``1/warmup_epochs``); the rest is
+        one online pass. 0 disables it. The "auto" hyper-parameters come from the first
+        ``min(n, 500)`` rows whatever the fraction, so the progressive RMSE of those rows is
+        not free of them (three numbers).
     warmup_epochs : int, default=3
         Epochs of random draws in the warm-start phase.
     kernel_params : dict, default=None
@@ -123,9 +130,9 @@ class GoGPRegressor(EstimatorState, RegressorMixin, BaseEstimator):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-3, 3, (400, 1)); y = np.sin(X[:, 0]) + 0.1 * rng.standard_normal(400)
     >>> model = GoGPRegressor(random_state=0).fit(X, y)
-    >>> mean, std = model.predict(X[:2], return_std=True)
-    >>> model.n_inducing_ < 40, round(model.progressive_rmse_, 2)
-    (True, 0.1)
+    >>> mean, std = model.predict(X[:2], return_std=True)  # std of y: the noise is included
+    >>> model.n_inducing_ < 40, round(model.progressive_rmse_, 2), np.round(std, 1)
+    (True, 0.1, array([0.1, 0.1]))
     """
 
     _state_attributes = ("n_features_in_", "feature_names_in_", "seed_", "sigma_", "noise_",
@@ -181,7 +188,7 @@ class GoGPRegressor(EstimatorState, RegressorMixin, BaseEstimator):
             n = X.shape[0]
             n_warm = min(n, max(1, round(self.warmup_fraction * n))) if self.warmup_fraction > 0 else 0
             rng = check_random_state(self.random_state)
-            self._initialise(X, y, n_warm, n_total=n, rng=rng)
+            self._initialise(X, y, n_total=n, rng=rng)
             Xt = to_tensor(X, torch.float64, self.device_)
             z = (y - self.y_offset_) / self.y_scale_
             draws = [rng.permutation(n_warm) for _ in range(self.warmup_epochs)] if n_warm else []
@@ -211,7 +218,7 @@ class GoGPRegressor(EstimatorState, RegressorMixin, BaseEstimator):
                 self._check_params()
             X, y = self._validate(X, y, reset=first)
             if first:
-                self._initialise(X, y, X.shape[0], n_total=0,
+                self._initialise(X, y, n_total=0,
                                  rng=check_random_state(self.random_state))
             Xt = to_tensor(X, torch.float64, self.device_)
             z = (y - self.y_offset_) / self.y_scale_
@@ -233,9 +240,12 @@ class GoGPRegressor(EstimatorState, RegressorMixin, BaseEstimator):
         save_model(self, path)
 
     @respects_n_jobs
-    def predict(self, X, return_std=False, include_noise=False):
-        """Posterior mean; with ``return_std`` also the standard deviation of ``f(x)``
-        (Prop. 1), or of ``y`` when ``include_noise`` (``sqrt(std² + noise_)``)."""
+    def predict(self, X, return_std=False, include_noise=True):
+        """Posterior mean; with ``return_std`` also the standard deviation of a new target
+        ``y = f(x) + ε``, ``sqrt(σ²(x) + noise_)`` — so that ``mean ± 1.96·std`` is a 95%
+        interval for ``y`` — or, with ``include_noise=False``, of ``f(x)`` alone (Prop. 1's
+        ``σ(x)``). The default is :class:`DSGGaussianProcessRegressor`'s and scikit-learn's
+        ``GaussianProcessRegressor`` with a ``WhiteKernel``."""
         check_is_fitted(self, "state_")
         X = self._validate_rows(X)
         Xt = to_tensor(X, torch.float64, self.device_)
@@ -257,13 +267,12 @@ class GoGPRegressor(EstimatorState, RegressorMixin, BaseEstimator):
         resolve_device(self.device)
         resolve_n_jobs(self.n_jobs)
 
-    def _initialise(self, X, y, n_sample, n_total, rng) -> None:
-        """Hyper-parameters from the first ``n_sample`` rows, the feature map and the state."""
+    def _initialise(self, X, y, n_total, rng) -> None:
+        """Hyper-parameters from the first ``MAX_EVIDENCE_POINTS`` rows, the feature map and the
+        state."""
         self.device_ = self._resolve_device()
         self.seed_ = draw_seed(rng)
-        rows = slice(0, max(1, min(n_sample, MAX_EVIDENCE_POINTS)))
-        if n_sample < 2:  # too few points for an evidence fit: use the first ones available
-            rows = slice(0, min(X.shape[0], MAX_EVIDENCE_POINTS))
+        rows = slice(0, min(X.shape[0], MAX_EVIDENCE_POINTS))
         self._set_hyperparameters(X[rows], y[rows])
         self.feature_map_ = self._feature_map(X, self.sigma_)
         z_max = float(np.max(np.abs((y[rows] - self.y_offset_) / self.y_scale_))) or 1.0

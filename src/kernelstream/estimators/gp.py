@@ -18,9 +18,9 @@ from .._validation import Integral, Interval, Real, StrOptions, check_magnitude
 from ..expansion import Expansion
 from ..features import build_feature_map, make_feature_map, resolve_bandwidth
 from ._streaming import arrays_of
-from ..solvers.gp_dual import (kernel_in_chunks, nystrom_factors,
+from ..solvers.gp_dual import (features_kernel, kernel_in_chunks, nystrom_factors,
                                nystrom_preconditioner, posterior_from_duals, safe_step_size,
-                               solve_dual)
+                               solve_dual, solve_dual_fixed, NystromPreconditioner)
 from ..solvers.gp_evidence import fit_gp_hyperparameters_coarse_to_fine
 from ..solvers.gp_variance import (LandmarkVariance, OperatorVariance, dual_fit_bytes,
                                    landmark_bytes, operator_bytes, targets_bytes,
@@ -41,6 +41,8 @@ _PRIVATE_STATE = ("_y_1d", "_row_index", "_cov", "_operator_variance",
 MEMORY_FRACTION = 0.8
 #: lower bound of a fitted noise variance, relative to the fitted signal variance
 MIN_NOISE = 1e-6
+#: route (b)'s features when ``n_components`` is None (the first blocks of the run)
+OPERATOR_FEATURES = 8192
 
 
 class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator):
@@ -55,7 +57,10 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
     :func:`kernelstream.solvers.gp_evidence.fit_gp_hyperparameters_coarse_to_fine`); ``y`` is
     standardised first. The solves run as a preconditioned stochastic iteration in dual
     coordinates with a fresh feature block per step (:mod:`kernelstream.solvers.gp_dual`); the
-    mean is returned as a random-feature expansion over the run's blocks. The variance has three
+    mean is returned as a random-feature expansion over the run's blocks. With a feature
+    budget (``n_components``) the blocks are fixed and the duals are solved by conjugate
+    gradients instead: the model is then the posterior of the GP whose kernel is those
+    features'. The variance has three
     routes (memory for ``n`` rows, ``m`` test points, ``M`` landmarks, ``D`` operator features;
     the mean's fit itself needs ``24·n·M`` bytes plus a few ``n × block_size`` blocks):
 
@@ -68,16 +73,19 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
       landmarks of the preconditioner,
       ``v(x) = k(x, x) − bᵀb + s² bᵀ(BᵀB + s²I)⁻¹b``, ``b = L⁻¹k(Z, x)``
       (:mod:`kernelstream.solvers.gp_variance`): any test point later, ``16·M²`` bytes kept
-      (16 MiB at ``M = 1024``), 64 MiB per prediction chunk. Exact when the landmarks span
+      in memory (16 MiB at ``M = 1024``; a model file holds the two triangles, ``8·M(M+1)``),
+      64 MiB per prediction chunk. Exact when the landmarks span
       the kernel's effective dimension, larger (conservative) otherwise: 3.9% from the exact
       variance at ``M = 1024`` on the paper's narrow-bandwidth set, but 127% at ``M = 512``
       (``benchmarks/research/gp_landmark_operator.py``) — raise ``n_landmarks`` for narrow
       kernels.
-    - ``variance_method="operator"`` (route (b)): the posterior operator over the first
-      ``n_components`` random features, ``v(x) = s² ψᵀ(ΦᵀΦ + s²I)⁻¹ψ + (k(x,x) − ψᵀψ)``,
+    - ``variance_method="operator"`` (route (b)): the posterior operator over the model's
+      ``D = n_components`` random features (the first 8192 without a budget),
+      ``v(x) = s² ψᵀ(ΦᵀΦ + s²I)⁻¹ψ + (k(x,x) − ψᵀψ)``,
       accumulated over row chunks: ``32·D²`` bytes planned (the Gram, its factor and the
       factorisation's copy; 1.95 GB measured at ``D = 8192`` on 3,000 rows) plus a 128 MiB
-      chunk; the factor, ``8·D²`` (512 MiB at ``D = 8192``), is kept for any test point later.
+      chunk; the factor, ``8·D²`` (512 MiB at ``D = 8192``; half of it in a model file, the
+      lower triangle), is kept for any test point later.
       Its error is that of a ``D``-feature kernel and does not fall with more steps: on the
       paper's narrow-bandwidth 2-D set it is 13.6% at ``D = 8192``
       (``benchmarks/results/gp.md``) and 3.6% at ``D = 32768``.
@@ -112,18 +120,28 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
     block_size : int, default=2048
         Random features per step ``r``.
     n_steps : int, default=256
-        Steps ``T`` (one block each). The mean uses ``T·r`` features.
+        Steps ``T`` (one block each). Without a budget the mean uses ``T·r`` features; with one
+        (``n_components``), the most conjugate-gradient iterations (each evaluates the budget's
+        blocks once; they stop earlier at a relative residual of 1e-6).
     eta0 : float or "auto", default="auto"
         ``γ``. "auto" is ``min(0.5, 1/λ̂)`` with ``λ̂`` the top eigenvalue of one step's
         preconditioned operator ``P(Ψ_tΨ_tᵀ + s²I)`` (power iteration on 12 probe blocks).
-        Either way ``γ`` is halved if the iteration becomes unstable.
+        Either way ``γ`` is halved if the iteration becomes unstable. Unused with a budget.
     average : float in [0, 1), default=0.2
-        Fraction of the steps before Polyak averaging starts.
+        Fraction of the steps before Polyak averaging starts. Unused with a budget.
     n_landmarks : int, default=1024
         Nyström landmarks ``M`` of the preconditioner and of the landmark variance (memory
         ``24·n·M`` bytes while fitting).
-    n_components : int, default=8192
-        ``D`` of route (b) (memory ``32 D²`` bytes while fitting, ``8 D²`` after).
+    n_components : int or None, default=None
+        Random features of the fitted model ``D``, a budget. ``None``: a fresh block every
+        step, so the mean holds ``n_steps·block_size`` features (524,288 at the defaults,
+        4 MiB per output) and its Monte Carlo error falls like ``1/√T``; route (b) then uses
+        the first ``OPERATOR_FEATURES`` (8192). An int: ``J = ceil(D/block_size)`` fixed
+        blocks of ``floor(D/J)`` features (at most ``D``), and the mean and route (b) are
+        the exact posterior of the GP whose kernel is those features' (duals by conjugate
+        gradients): ``8·D`` bytes per output, an error that is that of a ``D``-feature kernel
+        and does not fall with more steps (measurements: ``docs/user_guide/gaussian_process.md``,
+        "Model size"). Route (b) needs ``32·D²`` bytes while fitting and keeps ``8·D²``.
     normalize_y : bool, default=True
         Centre and scale ``y`` before fitting (the prior is then on the standardised targets;
         ``noise`` stays in units of ``y²``).
@@ -154,17 +172,22 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
     variance_method_ : str
         The variance route used ("targets", "landmarks" or "operator").
     n_components_ : int
-        Random features in the mean expansion.
+        Random features in the mean expansion: ``n_steps·block_size`` without a budget, at most
+        ``n_components`` with one.
     X_variance_ : ndarray of shape (m, d)
         Route (a): the test points given to ``fit``.
     variance_ : ndarray of shape (m,)
         Route (a): the posterior variance of ``f`` at ``X_variance_`` (noise excluded).
     eta0_ : float
-        ``γ`` after any automatic halving.
+        ``γ`` after any automatic halving (``nan`` with a budget: conjugate gradients take no
+        step size).
     n_step_halvings_ : int
         How often instability halved ``γ`` (0 in a healthy run).
     residual_norms_ : list of float
-        ``‖Y − Ψ_tΨ_tᵀA − s²A‖`` per step.
+        ``‖Y − Ψ_tΨ_tᵀA − s²A‖`` per step (with a budget ``‖Y − (K̂ + s²I)A‖`` per
+        conjugate-gradient iteration).
+    n_iter_ : int
+        Steps (conjugate-gradient iterations with a budget).
 
     Notes
     -----
@@ -222,7 +245,7 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
         "eta0": [Interval(Real, 0, 1, closed="right"), StrOptions({"auto"})],
         "average": [Interval(Real, 0, 1, closed="left")],
         "n_landmarks": [Interval(Integral, 1, None, closed="left")],
-        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
         "normalize_y": ["boolean"],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
@@ -234,7 +257,7 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
     def __init__(self, *, kernel="rbf", sigma="auto", sigma_scale=1.0, kernel_params=None,
                  noise="auto", variance_method="auto", evidence_size=1000, block_size=2048,
                  n_steps=256, eta0="auto", average=0.2, n_landmarks=1024,
-                 n_components=8192, normalize_y=True, random_state=None, verbose=0,
+                 n_components=None, normalize_y=True, random_state=None, verbose=0,
                  device="auto", dtype="float32", n_jobs=None):
         assign_parameters(self, locals())
 
@@ -273,11 +296,20 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
         return self
 
     def save(self, path) -> None:
-        """Save to one safetensors file: the mean's random-feature coefficients and the variance
-        state (route (a): the ``X_variance`` rows, their variances and covariance; route (b):
-        the ``D×D`` Cholesky factor of the operator, 8·D² bytes; route (c): the landmarks and
-        two ``M×M`` factors). Load with :func:`kernelstream.load`; predictions, standard
-        deviations and samples are identical."""
+        """Save to one safetensors file: the seed, the hyper-parameters, and
+
+        - the mean: ``n_components_ × n_outputs_`` float64 coefficients (the random features
+          are regenerated from the seed, never stored);
+        - the variance state, which ``predict(return_std=True)`` needs away from the training
+          data: route (c), the ``M`` landmark rows and the lower triangles of the two ``M×M``
+          Cholesky factors (``8·M(M+1) + 8·M·d`` bytes: 8.5 MB at ``M = 1024``, ``d = 8``);
+          route (b), the triangle of the ``D×D`` factor (``4·D(D+1)`` bytes); route (a), the
+          ``X_variance`` rows, their variances and covariance (``8·m·(d + 1) + 8·m²``).
+
+        So the file grows with ``n_components`` (or ``n_steps·block_size`` without a budget)
+        and with ``n_landmarks²``, not with the training rows. Load with
+        :func:`kernelstream.load`; predictions, standard deviations and samples are identical.
+        """
         from ..io import save_model
 
         save_model(self, path)
@@ -379,13 +411,22 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
                 amplitude, noise = hp.amplitude, max(hp.noise, MIN_NOISE * hp.amplitude)
         self.sigma_ = float(sigma)
         self.feature_map_ = build_feature_map(self.kernel, X, sigma=self.sigma_,
-                                              block_size=self.block_size, seed=self.seed_,
-                                              kernel_params=self.kernel_params)
+                                              block_size=self._feature_layout()[0],
+                                              seed=self.seed_, kernel_params=self.kernel_params)
         self.y_offset_ = offset
         self.y_scale_ = spread * math.sqrt(amplitude)  # internal prior: unit amplitude
         self._noise_z = noise / amplitude  # s² in internal units
         self.noise_ = self._noise_z * self.y_scale_**2  # s² in units of y²
         self.amplitude_ = self.y_scale_**2
+
+    def _feature_layout(self) -> tuple[int, int | None]:
+        """``(block_size, n_blocks)``: without a budget, ``block_size`` and no limit; with one,
+        ``J = ceil(n_components / block_size)`` equal blocks of ``floor(n_components / J)``
+        features, so that the model has at most ``n_components``."""
+        if self.n_components is None:
+            return self.block_size, None
+        n_blocks = math.ceil(self.n_components / self.block_size)
+        return self.n_components // n_blocks, n_blocks
 
     def _evidence_rows(self, n: int) -> np.ndarray:
         """``min(n, evidence_size)`` row indices in a seeded random order."""
@@ -393,32 +434,23 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
         return rng.permutation(n)[:self.evidence_size]
 
     def _solve(self, X, Y, X_variance) -> None:
-        """The dual iteration for the mean (and route (a)'s targets), then the variance state."""
+        """The duals of the mean (and of route (a)'s targets), then the mean's expansion over
+        the blocks the solve used and the variance state."""
         fm, s2, C = self.feature_map_, self._noise_z, self.n_outputs_
         generator = torch.Generator().manual_seed(self.seed_ % 2**63)
         Xt = to_tensor(X, self._dtype, self.device_)
         targets = [torch.as_tensor((Y - self.y_offset_) / self.y_scale_, dtype=self._dtype,
                                    device=self.device_)]
-        Xv = None
-        if X_variance is not None:
+        Xv, n_blocks = None, self._feature_layout()[1]
+        if X_variance is not None:  # route (a)'s outputs k(X, x*_j) (the budget's k̂ with one)
             Xv = to_tensor(X_variance, self._dtype, self.device_)
-            targets.append(kernel_in_chunks(fm, Xt, Xv))  # k(X, x*_j): route (a)'s outputs
+            targets.append(kernel_in_chunks(fm, Xt, Xv) if n_blocks is None
+                           else features_kernel(fm, Xt, Xv, n_blocks))
         factors = nystrom_factors(fm, Xt, s2, self.n_landmarks, generator)
-        precond = nystrom_preconditioner(fm, Xt, s2, self.n_landmarks, generator, factors)
-        step = self.eta0
-        if step == "auto":
-            step = safe_step_size(fm, Xt, s2, precond, generator=generator)
-        bar = _progress_bar(self.verbose, self.n_steps)
-        result = solve_dual(fm, Xt, torch.cat(targets, 1), s2, precond, n_steps=self.n_steps,
-                            step_size=step,
-                            average_start=int(self.average * self.n_steps),
-                            callback=(lambda t, avg: bar.update(1)) if bar else None)
-        if bar:
-            bar.close()
-        del precond
+        result, n_blocks = self._run_solver(Xt, torch.cat(targets, 1), factors, generator)
         _check_finite(result.duals, "dual iteration")
-        duals = result.duals
-        post = posterior_from_duals(fm, Xt, duals[:, :C], range(self.n_steps), Xv,
+        duals = result.duals.to(self._dtype)
+        post = posterior_from_duals(fm, Xt, duals[:, :C], range(n_blocks), Xv,
                                     duals[:, C:] if Xv is not None else None)
         self.expansion_ = Expansion(fm, C, dtype=torch.float64, device=self.device_)
         self.expansion_.load_prediction_state(post.mean_coef.to(torch.float64), torch.zeros(C),
@@ -435,20 +467,49 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
         elif self.variance_method_ == "operator":
             self._set_operator(Xt, s2)
 
+    def _run_solver(self, Xt, targets, factors, generator):
+        """``(result, n_blocks)``: without a budget, ``n_steps`` stochastic steps of a fresh
+        block each (:func:`~kernelstream.solvers.gp_dual.solve_dual`); with one, conjugate
+        gradients on its ``J`` fixed blocks
+        (:func:`~kernelstream.solvers.gp_dual.solve_dual_fixed`), at most ``n_steps``
+        iterations."""
+        fm, s2 = self.feature_map_, self._noise_z
+        n_blocks = self._feature_layout()[1]
+        bar = _progress_bar(self.verbose, self.n_steps)
+        callback = (lambda t, avg: bar.update(1)) if bar else None
+        if n_blocks is not None:
+            precond = NystromPreconditioner(factors.B, factors.inner_cholesky, s2)  # float64
+            result = solve_dual_fixed(fm, Xt, targets, s2, precond, n_blocks=n_blocks,
+                                      max_iter=self.n_steps, callback=callback)
+        else:
+            precond = nystrom_preconditioner(fm, Xt, s2, self.n_landmarks, generator, factors)
+            step = self.eta0
+            if step == "auto":
+                step = safe_step_size(fm, Xt, s2, precond, generator=generator)
+            result = solve_dual(fm, Xt, targets, s2, precond, n_steps=self.n_steps,
+                                step_size=step, average_start=int(self.average * self.n_steps),
+                                callback=callback)
+            n_blocks = self.n_steps
+        if bar:
+            bar.close()
+        return result, n_blocks
+
     def _check_fit_memory(self, n: int, n_test: int) -> None:
         """Refuse a fit whose estimated peak memory exceeds ``MEMORY_FRACTION`` of what is
         available, naming the parameter to lower."""
         w = torch.finfo(self._dtype).bits // 8
         route = self.variance_method_
-        need = dual_fit_bytes(n, self.n_outputs_ + n_test, self.n_landmarks, self.block_size,
-                              self.n_steps, w) + 48 * min(n, self.evidence_size) ** 2
+        block_size, n_blocks = self._feature_layout()
+        need = dual_fit_bytes(n, self.n_outputs_ + n_test, self.n_landmarks, block_size,
+                              min(self.n_steps, n_blocks or self.n_steps), w) \
+            + 48 * min(n, self.evidence_size) ** 2
         advice = "lower n_landmarks (24·n·M bytes), block_size or n_steps"
         if route == "targets":
-            need += targets_bytes(n_test, self.block_size, w, MAX_COVARIANCE_POINTS)
+            need += targets_bytes(n_test, block_size, w, MAX_COVARIANCE_POINTS)
             advice = ("pass fewer X_variance rows per fit (5·w·n·m bytes), or drop X_variance "
                       "and use variance_method='landmarks'")
         elif route == "operator":
-            need += operator_bytes(self.n_components)
+            need += operator_bytes(self._operator_blocks() * block_size)
             advice = ("lower n_components (32·D² bytes), or use "
                       "variance_method='landmarks' (16·M² bytes)")
         else:
@@ -467,9 +528,15 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
         self._row_index = {row.tobytes(): i for i, row in enumerate(X_variance)}
         self._cov = None if cov is None else cov.cpu().numpy()
 
+    def _operator_blocks(self) -> int:
+        """Route (b)'s blocks: the budget's, or those covering ``OPERATOR_FEATURES`` (rounded
+        down, at least one) without a budget."""
+        block_size, n_blocks = self._feature_layout()
+        return n_blocks if n_blocks is not None else max(1, OPERATOR_FEATURES // block_size)
+
     def _set_operator(self, Xt, s2) -> None:
-        """Route (b) over the first ``n_components // block_size`` blocks."""
-        n_blocks = max(1, self.n_components // self.feature_map_.block_size)
+        """Route (b) over the first :meth:`_operator_blocks` blocks (the mean's, with a budget)."""
+        n_blocks = self._operator_blocks()
         self._operator_variance = OperatorVariance.fit(self.feature_map_, Xt, n_blocks, s2)
         self.operator_blocks_ = n_blocks
 
@@ -510,13 +577,11 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
 
     # -- state ----------------------------------------------------------------------------
     def _state_builders(self, device) -> dict:
-        own = lambda value: torch.as_tensor(value).clone().to(device)  # noqa: E731
         return {"expansion_": lambda state: Expansion.from_state_dict(state, device),
-                "_operator_variance": lambda state: OperatorVariance(
-                    own(state["cholesky"]), float(state["noise"]), int(state["n_blocks"])),
-                "_landmark_variance": lambda state: LandmarkVariance(
-                    own(state["landmarks"]), own(state["kmm_cholesky"]),
-                    own(state["inner_cholesky"]), float(state["noise"]))}
+                "_operator_variance": lambda state: OperatorVariance.from_state_dict(
+                    state, device),
+                "_landmark_variance": lambda state: LandmarkVariance.from_state_dict(
+                    state, device)}
 
     def _after_load_state(self) -> None:
         self.feature_map_ = self.expansion_.feature_map

@@ -43,8 +43,8 @@ import torch
 from ..features.base import FeatureMap
 
 __all__ = ["NystromPreconditioner", "NystromFactors", "DualGPResult", "kernel_in_chunks",
-           "kernel_diagonal", "nystrom_factors", "nystrom_preconditioner", "safe_step_size",
-           "solve_dual", "posterior_from_duals"]
+           "features_kernel", "kernel_diagonal", "nystrom_factors", "nystrom_preconditioner",
+           "safe_step_size", "solve_dual", "solve_dual_fixed", "posterior_from_duals"]
 
 _CHUNK_ELEMENTS = 2**22  # exact-kernel evaluation: entries per chunk
 _DIVERGENCE_FACTOR = 10.0  # residual growth (over its running minimum) that halves the step
@@ -56,6 +56,16 @@ def kernel_in_chunks(feature_map: FeatureMap, X: torch.Tensor, Y: torch.Tensor) 
     """Exact ``k(X, Y)``, ``(n, m)``, evaluated in row chunks of bounded size."""
     rows = max(1, _CHUNK_ELEMENTS // max(1, Y.shape[0]))
     return torch.cat([feature_map.kernel(X[i:i + rows], Y) for i in range(0, X.shape[0], rows)])
+
+
+def features_kernel(feature_map: FeatureMap, X: torch.Tensor, Y: torch.Tensor,
+                    n_blocks: int) -> torch.Tensor:
+    """``k̂(X, Y) = (1/J) Σ_{j<J} ψ_j(X)ψ_j(Y)ᵀ``, ``(n, m)``: the kernel of the first ``J``
+    blocks' features, one block at a time."""
+    out = torch.zeros((X.shape[0], Y.shape[0]), dtype=X.dtype, device=X.device)
+    for j in range(n_blocks):
+        out += feature_map.block_features(X, j) @ feature_map.block_features(Y, j).T
+    return out / n_blocks
 
 
 def kernel_diagonal(feature_map: FeatureMap, X: torch.Tensor) -> torch.Tensor:
@@ -202,6 +212,63 @@ def solve_dual(feature_map: FeatureMap, X: torch.Tensor, Y: torch.Tensor, noise:
     if count == 0:  # averaging never started (or restarted at the last step): the last iterate
         A_avg.copy_(A)
     return result
+
+
+def fixed_features_operator(feature_map: FeatureMap, X: torch.Tensor, n_blocks: int,
+                            noise: float) -> Callable[[torch.Tensor], torch.Tensor]:
+    """``V ↦ (K̂ + s²I)V`` with ``K̂ = (1/J) Σ_{j<J} Ψ_jΨ_jᵀ`` over blocks ``0..J−1``, float64
+    (the blocks are regenerated at each call: memory ``O(n·r)``, time ``O(J·n·r·d)``)."""
+    def apply(V: torch.Tensor) -> torch.Tensor:
+        out = noise * V
+        for j in range(n_blocks):
+            Psi = feature_map.block_features(X, j).to(torch.float64)
+            out += Psi @ (Psi.T @ V) / n_blocks
+        return out
+
+    return apply
+
+
+def solve_dual_fixed(feature_map: FeatureMap, X: torch.Tensor, Y: torch.Tensor, noise: float,
+                     precond: Callable[[torch.Tensor], torch.Tensor], *, n_blocks: int,
+                     max_iter: int, tol: float = 1e-6,
+                     callback: Callable[[int, torch.Tensor], None] | None = None) -> DualGPResult:
+    """Duals of the GP whose kernel is the first ``n_blocks`` blocks' features:
+    ``(K̂ + s²I)A = Y`` by preconditioned conjugate gradients, column by column, float64.
+
+    With a fixed feature set the operator is known exactly, so the solve needs no averaging:
+    conjugate gradients stop when every column's residual is below ``tol`` of its right-hand
+    side, or after ``max_iter`` iterations (each regenerates the ``J`` blocks once). ``P`` is
+    the Nyström preconditioner of the exact kernel, close to ``(K̂ + s²I)⁻¹`` when the features
+    approximate ``K``. ``residual_norms`` records ``‖Y − (K̂ + s²I)A‖`` per iteration.
+    """
+    apply = fixed_features_operator(feature_map, X, n_blocks, noise)
+    Y = Y.to(torch.float64)
+    A, R = torch.zeros_like(Y), Y.clone()
+    bound = tol * torch.linalg.norm(Y, dim=0)
+    Z = precond(R)
+    D, rz = Z.clone(), (R * Z).sum(0)
+    result = DualGPResult(A, 0, math.nan, 0)
+    for t in range(max_iter):
+        if bool((torch.linalg.norm(R, dim=0) <= bound).all()):
+            break
+        Q = apply(D)
+        alpha = _ratio(rz, (D * Q).sum(0))              # exact minimiser along each direction
+        A += alpha * D
+        R -= alpha * Q
+        result.n_steps = t + 1
+        result.residual_norms.append(float(torch.linalg.norm(R)))
+        if callback is not None:
+            callback(t, A)
+        Z = precond(R)
+        rz_next = (R * Z).sum(0)
+        D = Z + _ratio(rz_next, rz) * D                 # Fletcher–Reeves: P-conjugate directions
+        rz = rz_next
+    return result
+
+
+def _ratio(num: torch.Tensor, den: torch.Tensor) -> torch.Tensor:
+    """``num / den`` per column, 0 where ``den`` is 0 (a column already solved)."""
+    return torch.where(den != 0, num / torch.where(den != 0, den, 1.0), 0.0)
 
 
 @dataclass

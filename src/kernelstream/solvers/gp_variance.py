@@ -14,6 +14,7 @@ on the paper's narrow-bandwidth set, exact at wider bandwidths
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -22,7 +23,7 @@ from ..features.base import FeatureMap
 from .gp_dual import NystromFactors, kernel_diagonal, kernel_in_chunks
 
 __all__ = ["LandmarkVariance", "OperatorVariance", "targets_variance", "dual_fit_bytes",
-           "operator_bytes", "landmark_bytes", "targets_bytes"]
+           "operator_bytes", "landmark_bytes", "targets_bytes", "pack_lower", "unpack_lower"]
 
 _CHUNK_ELEMENTS = 2**22  # test rows × landmarks per chunk
 
@@ -37,15 +38,29 @@ class LandmarkVariance:
     noise: float
 
     def state_dict(self) -> dict:
-        """The landmark rows, both factors and the noise (``16·M² + 8·M·d`` bytes)."""
-        return {"landmarks": self.landmarks, "kmm_cholesky": self.kmm_cholesky,
-                "inner_cholesky": self.inner_cholesky, "noise": self.noise}
+        """The landmark rows, the lower triangles of both factors (packed row by row) and the
+        noise: ``8·M(M+1) + 8·M·d`` bytes (:func:`landmark_bytes`)."""
+        return {"landmarks": self.landmarks, "kmm_cholesky": pack_lower(self.kmm_cholesky),
+                "inner_cholesky": pack_lower(self.inner_cholesky), "noise": self.noise}
+
+    @classmethod
+    def from_state_dict(cls, state: dict, device="cpu") -> "LandmarkVariance":
+        """The variance of :meth:`state_dict` (copies on ``device``); full square factors, as
+        files written before the packing hold them, are read too."""
+        own = lambda value: torch.as_tensor(value).clone().to(device)  # noqa: E731
+        landmarks = own(state["landmarks"])
+        factors = [own(state[name]) for name in ("kmm_cholesky", "inner_cholesky")]
+        factors = [f if f.ndim == 2 else unpack_lower(f) for f in factors]
+        return cls(landmarks, *factors, float(state["noise"]))
 
     @classmethod
     def from_factors(cls, X: torch.Tensor, factors: NystromFactors) -> "LandmarkVariance":
-        """Keep the landmark rows of ``X`` (float64) and the factors ``L``, ``R``."""
+        """Keep the landmark rows of ``X`` (float64) and the factors ``L``, ``R``, row-major as
+        a loaded model holds them (so that its solves round the same way)."""
         Z = X[factors.landmarks].to(torch.float64)
-        return cls(Z, factors.kmm_cholesky.clone(), factors.inner_cholesky.clone(), factors.noise)
+        L, R = (f.clone(memory_format=torch.contiguous_format)
+                for f in (factors.kmm_cholesky, factors.inner_cholesky))
+        return cls(Z, L, R, factors.noise)
 
     def _projections(self, fm: FeatureMap, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         b = torch.linalg.solve_triangular(self.kmm_cholesky, fm.kernel(self.landmarks, X),
@@ -93,7 +108,17 @@ class OperatorVariance:
         return cls(torch.linalg.cholesky(gram).contiguous(), float(noise), int(n_blocks))
 
     def state_dict(self) -> dict:
-        return {"cholesky": self.cholesky, "noise": self.noise, "n_blocks": self.n_blocks}
+        """The factor's lower triangle (packed, ``4·D(D+1)`` bytes), the noise and the blocks."""
+        return {"cholesky": pack_lower(self.cholesky), "noise": self.noise,
+                "n_blocks": self.n_blocks}
+
+    @classmethod
+    def from_state_dict(cls, state: dict, device="cpu") -> "OperatorVariance":
+        """The operator of :meth:`state_dict` on ``device``; a full square factor (files
+        written before the packing) is read as is."""
+        factor = torch.as_tensor(state["cholesky"]).clone().to(device)
+        factor = factor if factor.ndim == 2 else unpack_lower(factor)
+        return cls(factor, float(state["noise"]), int(state["n_blocks"]))
 
     def _block(self, fm: FeatureMap, X: torch.Tensor, diagonal: bool) -> torch.Tensor:
         Phi = fm.transform(X, self.n_blocks).to(torch.float64)
@@ -110,6 +135,24 @@ class OperatorVariance:
 
     def covariance(self, fm: FeatureMap, X: torch.Tensor) -> torch.Tensor:
         return self._block(fm, X, False)
+
+
+def pack_lower(L: torch.Tensor) -> torch.Tensor:
+    """The lower triangle of a square matrix, row by row: ``M(M+1)/2`` numbers."""
+    rows, cols = torch.tril_indices(L.shape[0], L.shape[0], device=L.device)
+    return L[rows, cols].contiguous()
+
+
+def unpack_lower(packed: torch.Tensor) -> torch.Tensor:
+    """The lower-triangular ``(m, m)`` matrix of :func:`pack_lower` (zeros above), with
+    ``m(m+1)/2`` the length of ``packed``."""
+    m = math.isqrt(8 * packed.shape[0] + 1) // 2
+    if m * (m + 1) // 2 != packed.shape[0]:
+        raise ValueError(f"A packed triangle has m(m+1)/2 numbers; got {packed.shape[0]}.")
+    rows, cols = torch.tril_indices(m, m, device=packed.device)
+    L = packed.new_zeros((m, m))
+    L[rows, cols] = packed
+    return L
 
 
 def targets_variance(fm: FeatureMap, Xv: torch.Tensor, K_star: torch.Tensor, duals: torch.Tensor,
@@ -151,7 +194,8 @@ def operator_bytes(n_features: int) -> int:
 
 
 def landmark_bytes(n_landmarks: int) -> int:
-    """The landmark route after the fit: ``16·M²`` (``L`` and ``R``, float64)."""
+    """The landmark route after the fit: ``16·M²`` (``L`` and ``R``, float64, square in
+    memory; a model file holds their lower triangles, ``8·M(M+1)``)."""
     return 16 * n_landmarks**2
 
 
