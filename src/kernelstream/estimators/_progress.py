@@ -123,5 +123,6 @@ class EpochProgress:
 
 
 def closing(progress):
-    """A context that closes ``progress`` (``None``: nothing to close) when the fit ends."""
-    return contextlib.nullcontext() if progress is None else progress
+    """A context that closes ``progress`` when the fit ends; ``None`` or a plain callback (e.g.
+    a benchmark's timer) has nothing to close and is passed through."""
+    return progress if hasattr(progress, "__exit__") else contextlib.nullcontext(progress)

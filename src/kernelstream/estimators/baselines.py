@@ -48,7 +48,7 @@ power_t, alpha, average, batch_size, max_iter, shuffle, random_state, verbose, d
     def __init__(self, *, loss="squared", kernel="rbf", n_components=1024, sigma="median",
                  sigma_scale=1.0, kernel_params=None, eta0=0.5, learning_rate="invscaling",
                  t0=1.0, power_t=0.5, alpha=1e-6, average=False, batch_size=64, max_iter=1,
-                 shuffle=True, random_state=None, verbose=0, device="auto", n_jobs=None):
+                 shuffle=True, random_state=None, verbose="auto", device="auto", n_jobs=None):
         assign_parameters(self, locals())
 
     def _schedules(self):
@@ -90,7 +90,7 @@ power_t, alpha, average, batch_size, max_iter, shuffle, random_state, verbose, d
     def __init__(self, *, loss="squared", kernel="rbf", n_components=1024, sigma="median",
                  sigma_scale=1.0, kernel_params=None, buffer_size=16, eta0=0.5,
                  learning_rate="invscaling", t0=1.0, power_t=0.5, alpha=1e-6, average=False,
-                 batch_size=16, max_iter=1, shuffle=True, random_state=None, verbose=0,
+                 batch_size=16, max_iter=1, shuffle=True, random_state=None, verbose="auto",
                  device="auto", n_jobs=None):
         assign_parameters(self, locals())
 

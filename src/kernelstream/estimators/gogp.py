@@ -26,7 +26,7 @@ from ..solvers.gp_evidence import fit_gp_hyperparameters
 from .._state import EstimatorState, feature_map_from_config
 from ..rng import draw_seed
 from ._base import assign_parameters
-from ._progress import StreamProgress, progress_bar
+from ._progress import VERBOSE_CONSTRAINT, StreamProgress, progress_bar
 from ._rollback import unchanged_on_error
 from ._streaming import arrays_of
 
@@ -97,8 +97,9 @@ class GoGPRegressor(EstimatorState, RegressorMixin, BaseEstimator):
     kernel_params : dict, default=None
     random_state : int, RandomState or None
         Seeds the warm-start draws and the random features.
-    verbose : int, default=0
-        Show a progress bar (``fit``: the points; ``partial_fit``: one bar across the stream).
+    verbose : int or "auto", default="auto"
+        Progress bar (``fit``: the points; ``partial_fit``: one bar across the stream): "auto"
+        shows one on a terminal for work that lasts more than a few seconds, 0 never, 1 always.
     device : {"auto", "cpu", "cuda"}, default="auto"
         "auto" is the CPU here: updates are sequential rank-one operations, latency bound, and
         the CPU is faster for them; ask for "cuda" explicitly.
@@ -155,7 +156,7 @@ class GoGPRegressor(EstimatorState, RegressorMixin, BaseEstimator):
         "warmup_epochs": [Interval(Integral, 1, None, closed="left")],
         "kernel_params": [dict, None],
         "random_state": ["random_state"],
-        "verbose": ["verbose"],
+        "verbose": VERBOSE_CONSTRAINT,
         "device": [str],
         "n_jobs": [Integral, None],
     }
@@ -163,7 +164,7 @@ class GoGPRegressor(EstimatorState, RegressorMixin, BaseEstimator):
     def __init__(self, *, kernel="rbf", sigma="auto", noise="auto", theta="auto", variant="kernel",
                  n_components=512, solver="rls", max_inducing=1024, n_neighbors=None,
                  average=False, warmup_fraction=0.1, warmup_epochs=3, kernel_params=None,
-                 random_state=None, verbose=0, device="auto", n_jobs=None):
+                 random_state=None, verbose="auto", device="auto", n_jobs=None):
         assign_parameters(self, locals())
 
     # -- public API -----------------------------------------------------------------------

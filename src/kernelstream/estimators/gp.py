@@ -28,6 +28,7 @@ from ..solvers.gp_variance import (LandmarkVariance, OperatorVariance, dual_fit_
 from .._state import EstimatorState
 from ..rng import draw_seed
 from ._base import assign_parameters
+from ._progress import VERBOSE_CONSTRAINT, progress_bar
 from ._rollback import unchanged_on_error
 
 __all__ = ["DSGGaussianProcessRegressor"]
@@ -147,8 +148,9 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
         ``noise`` stays in units of ``y²``).
     random_state : int, RandomState or None
         Seeds the evidence subsample, the feature blocks and the landmarks.
-    verbose : int, default=0
-        Show a progress bar.
+    verbose : int or "auto", default="auto"
+        Progress bar over the dual steps: "auto" shows one on a terminal for work that lasts
+        more than a few seconds, 0 never, 1 always.
     device : {"auto", "cpu", "cuda"}, default="auto"
     n_jobs : int or None, default=None
         Threads: ``None`` is one, ``-1`` every thread the environment allows (see
@@ -248,7 +250,7 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
         "normalize_y": ["boolean"],
         "random_state": ["random_state"],
-        "verbose": ["verbose"],
+        "verbose": VERBOSE_CONSTRAINT,
         "device": [str],
         "n_jobs": [Integral, None],
         "dtype": [StrOptions({"float32", "float64"})],
@@ -257,7 +259,7 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
     def __init__(self, *, kernel="rbf", sigma="auto", sigma_scale=1.0, kernel_params=None,
                  noise="auto", variance_method="auto", evidence_size=1000, block_size=2048,
                  n_steps=256, eta0="auto", average=0.2, n_landmarks=1024,
-                 n_components=None, normalize_y=True, random_state=None, verbose=0,
+                 n_components=None, normalize_y=True, random_state=None, verbose="auto",
                  device="auto", dtype="float32", n_jobs=None):
         assign_parameters(self, locals())
 
@@ -475,7 +477,7 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
         iterations."""
         fm, s2 = self.feature_map_, self._noise_z
         n_blocks = self._feature_layout()[1]
-        bar = _progress_bar(self.verbose, self.n_steps)
+        bar = progress_bar(self.verbose, total=self.n_steps, desc="GP dual steps", unit="block")
         callback = (lambda t, avg: bar.update(1)) if bar else None
         if n_blocks is not None:
             precond = NystromPreconditioner(factors.B, factors.inner_cholesky, s2)  # float64
@@ -632,10 +634,3 @@ def _require_memory(need: int, device: torch.device, what: str, advice: str) -> 
                           f"{MEMORY_FRACTION:.0%} of the {available / 2**30:.2f} GiB available: "
                           f"{advice}.")
 
-
-def _progress_bar(verbose, total):
-    if not verbose:
-        return None
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc="GP dual steps", unit="block")

@@ -6,9 +6,15 @@ Section 7: the "median trick"), times a user multiplier. ``gamma = 1 / (2σ²)``
 A wide sparse subsample (:func:`~kernelstream.ops.sparse.keeps_sparse`) is not densified: the
 differences of its pairs of rows are taken sparse, ``O(pairs · nnz per row)`` instead of
 ``O(pairs · d)`` (1,000 rows of 40,000 columns would be 320 MB dense and 2·10¹⁰ operations).
+
+One bandwidth for every column assumes columns of comparable scale: a dense sample whose
+widest column's standard deviation is more than ``SCALE_RATIO`` times the median column's gets a
+:class:`UnequalScalesWarning` (the widest columns would decide every distance).
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -16,7 +22,15 @@ from scipy.spatial.distance import pdist
 
 from ..ops.sparse import keeps_sparse
 
-__all__ = ["median_distance", "resolve_sigma", "sigma_to_gamma", "gamma_to_sigma"]
+__all__ = ["median_distance", "resolve_sigma", "sigma_to_gamma", "gamma_to_sigma",
+           "UnequalScalesWarning", "SCALE_RATIO"]
+
+#: warn when the widest column's standard deviation exceeds the median column's this many times
+SCALE_RATIO = 100.0
+
+
+class UnequalScalesWarning(UserWarning):
+    """The columns' scales differ by orders of magnitude: standardise the input."""
 
 #: metrics whose distances of sparse rows are computed sparse
 _SPARSE_METRICS = ("euclidean", "cityblock")
@@ -35,10 +49,29 @@ def median_distance(X, metric: str = "euclidean", n_subsample: int = 1000, seed:
     if keeps_sparse(sample) and metric in _SPARSE_METRICS:
         distances = sparse_pdist(sample, metric)
     else:
-        sample = sample.toarray() if sp.issparse(sample) else np.asarray(sample)
+        dense = not sp.issparse(sample)
+        sample = np.asarray(sample) if dense else sample.toarray()
+        if dense:
+            warn_unequal_scales(sample)
         distances = pdist(sample.astype(np.float64, copy=False), metric=metric)
     distances = distances[distances > 0]
     return float(np.median(distances)) if distances.size else 1.0
+
+
+def warn_unequal_scales(sample: np.ndarray) -> None:
+    """Warn when the widest column of ``sample`` has a standard deviation above ``SCALE_RATIO``
+    times the median column's (columns that do not vary left out)."""
+    scales = np.std(sample, axis=0, dtype=np.float64)
+    varying = scales[scales > 0]
+    if varying.size < 2:
+        return
+    widest, typical = int(np.argmax(scales)), float(np.median(varying))
+    if scales[widest] > SCALE_RATIO * typical:
+        warnings.warn(
+            f"The columns of X have unequal scales: column {widest}'s standard deviation is "
+            f"{scales[widest]:.3g}, {scales[widest] / typical:.3g} times the median column's "
+            f"({typical:.3g}), so it decides every kernel distance. Standardise X (e.g. "
+            "make_pipeline(StandardScaler(), estimator)).", UnequalScalesWarning, stacklevel=2)
 
 
 def sparse_pdist(S, metric: str = "euclidean") -> np.ndarray:
