@@ -8,3 +8,15 @@ collect_ignore = [] if importlib.util.find_spec("triton") else ["src/kernelstrea
 # nothing to doctest (tests/integrations/test_river.py skips itself in that case).
 if not importlib.util.find_spec("river"):
     collect_ignore.append("src/kernelstream/integrations/river.py")
+
+#: docstring examples that fit real models with the defaults (seconds each): in the full suite only
+SLOW_DOCTESTS = ("kernelstream.estimators.classification.DSGClassifier",
+                 "kernelstream.estimators.regression.DSGRegressor")
+
+
+def pytest_collection_modifyitems(config, items):
+    import pytest
+
+    for item in items:
+        if item.name in SLOW_DOCTESTS:
+            item.add_marker(pytest.mark.slow)

@@ -51,6 +51,7 @@ def test_round_trip_classifiers(tmp_path, n_classes, loss):
     np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
 
 
+@pytest.mark.slow
 def test_averaged_model_round_trip_and_continue(tmp_path):
     X, y, _ = synthetic_regression(2048, random_state=0)
     model = DSGRegressor(average=4, sigma_scale=0.1, **FAST).fit(X, y)

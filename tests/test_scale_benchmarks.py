@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from support import SHARED_DATA, require_shared
 
 
+@pytest.mark.slow
 def test_a9a_from_libsvm_files_as_csr_matches_the_dense_fit_in_less_memory(tmp_path):
     require_shared(SHARED_DATA / "a9a.npz")
     from benchmarks.scale import sparse_a9a
@@ -22,6 +25,7 @@ def test_a9a_from_libsvm_files_as_csr_matches_the_dense_fit_in_less_memory(tmp_p
     assert "| csr |" in (tmp_path / "sparse_a9a.md").read_text()
 
 
+@pytest.mark.slow
 def test_streaming_a_generated_file_with_one_and_two_processes(tmp_path):
     from benchmarks.scale import stream
 

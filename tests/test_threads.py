@@ -73,6 +73,7 @@ def _record_threads(monkeypatch) -> list:
     return seen
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n_jobs, expected", [(None, 1), (-1, 2), (1, 1)])
 def test_fit_runs_with_n_jobs_threads_and_restores_the_setting(two_threads, monkeypatch,
                                                                 n_jobs, expected):
@@ -83,6 +84,7 @@ def test_fit_runs_with_n_jobs_threads_and_restores_the_setting(two_threads, monk
     assert torch.get_num_threads() == 2
 
 
+@pytest.mark.slow
 def test_threadpool_limits_bound_n_jobs_during_fit(two_threads, monkeypatch):
     seen = _record_threads(monkeypatch)
     X, y = make_classification(300, 4, random_state=0)

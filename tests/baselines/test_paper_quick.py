@@ -4,6 +4,8 @@ their three files and record what the full runs are read for."""
 import json
 import math
 
+import pytest
+
 from benchmarks.baselines import BASELINES
 
 from support import SHARED_DATA, require_shared
@@ -34,6 +36,7 @@ def test_synthetic_krr(tmp_path):
     assert len(averaged) == 8 and averaged[-1] < averaged[0]
 
 
+@pytest.mark.slow
 def test_svm(tmp_path):
     require_shared(SHARED_DATA / "a9a.npz")
     from benchmarks.paper import svm

@@ -78,6 +78,7 @@ def test_fit_and_evaluate_on_libsvm_text_reproduce_the_python_api(a9a_files, a9a
                                   reference.decision_function(data["X_test"][:N_TEST]))
 
 
+@pytest.mark.slow
 def test_python_m_kernelstream_runs_the_installed_command(a9a_files, a9a_model, tmp_path):
     data, train, test = a9a_files
     out = tmp_path / "proba.csv"

@@ -6,6 +6,7 @@ from click.testing import CliRunner
 from kernelstream.cli import main
 
 
+@pytest.mark.slow
 def test_demo_reports_peer_file_size_and_writes_the_plot(tmp_path):
     plot = tmp_path / "curve.png"
     result = CliRunner().invoke(main, ["demo", "--n", "8192", "--plot", str(plot), "-q"])

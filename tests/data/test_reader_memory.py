@@ -32,6 +32,7 @@ def big_csv(tmp_path_factory):
     return path, len(block) * REPEATS
 
 
+@pytest.mark.slow
 def test_reading_a_large_csv_keeps_memory_flat(big_csv):
     path, n_bytes = big_csv
     assert n_bytes > 190e6

@@ -64,6 +64,7 @@ def _ranks(mode: str, data: Path, out: Path) -> list[subprocess.Popen]:
             for r in range(2)]
 
 
+@pytest.mark.slow
 def test_two_ranks_under_torchrun_train_the_single_process_model(workspace, tmp_path):
     run = _torchrun("fit", workspace, tmp_path)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-6000:]
@@ -83,6 +84,7 @@ def test_two_ranks_under_torchrun_train_the_single_process_model(workspace, tmp_
     assert clf.sigma_ != worker.CLASSIFIER.get("sigma") and reg.n_components_ > 64  # chosen
 
 
+@pytest.mark.slow
 def test_a_killed_rank_stops_the_other_within_seconds_naming_it(workspace, tmp_path):
     ranks = _ranks("long", workspace, tmp_path)
     try:
@@ -103,6 +105,7 @@ def test_a_killed_rank_stops_the_other_within_seconds_naming_it(workspace, tmp_p
     assert elapsed < 15, elapsed
 
 
+@pytest.mark.slow
 def test_a_bad_line_on_one_rank_stops_every_rank_naming_the_line(workspace, tmp_path):
     lines = (workspace / "moons.csv").read_text().splitlines()
     lines[2899] = "0.25,not-a-number,1"

@@ -159,6 +159,7 @@ def test_gamma0_defaults_to_eta0():
     (True, 0, "linear", 1e-12), (150, 149, "linear", 1e-12),
     (True, 0, "rbf", 1e-6),  # float32 features round differently in a 1-row and a 37-row GEMM
 ])
+@pytest.mark.slow
 def test_average_is_the_mean_of_the_per_example_iterates(average, first, kernel, atol):
     """Oracle: feed one example at a time without averaging and average the iterates by hand."""
     X, y = make_moons(400, noise=0.3, random_state=2)

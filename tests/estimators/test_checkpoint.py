@@ -191,6 +191,7 @@ def _writes(path, process, count, timeout=120.0):
     return len(seen)
 
 
+@pytest.mark.slow
 def test_sigkill_mid_fit_then_resume_gives_the_uninterrupted_model(tmp_path, snapshots):
     """A real process killed with SIGKILL in the middle of an epoch; its checkpoint resumes here."""
     params = dict(block_size=128, batch_size=512, random_state=0, n_components=512, max_iter=16,

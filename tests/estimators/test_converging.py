@@ -20,6 +20,7 @@ def _regression(n=3000, seed=0):
     return X.astype(np.float64), y.astype(np.float64), f
 
 
+@pytest.mark.slow
 def test_defaults_choose_sigma_and_alpha_and_stop_early():
     X, y, f = _regression()
     model = DSGRegressor(**SMALL).fit(X, y)
@@ -51,6 +52,7 @@ def test_feature_growth_is_recorded_and_bounded_by_the_budget():
     assert model.n_components_ <= default_features(2700)
 
 
+@pytest.mark.slow
 def test_explicit_budget_is_used_as_it_is():
     X, y, _ = _regression(2000)
     model = DSGRegressor(sigma=0.5, alpha=1e-6, n_components=384, **SMALL).fit(X, y)
@@ -86,6 +88,7 @@ def test_warm_start_continues_from_the_fitted_model():
     assert cold.feature_growth_[0]["n_components"] == 128  # a cold fit starts over
 
 
+@pytest.mark.slow
 def test_seeded_default_fits_are_identical():
     X, y = make_classification(1500, 6, random_state=0)
     a = DSGClassifier(**SMALL).fit(X, y).decision_function(X)
@@ -93,6 +96,7 @@ def test_seeded_default_fits_are_identical():
     np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.slow
 def test_classifier_defaults_learn_a_nonlinear_boundary():
     from sklearn.datasets import make_moons
 

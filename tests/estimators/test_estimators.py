@@ -64,6 +64,7 @@ def test_partial_fit_buffers_rows_until_a_batch_is_full():
     assert model.t_ == 2 and model.predict(X).shape == (300,)
 
 
+@pytest.mark.slow
 def test_seeded_fits_are_identical_and_seeds_matter():
     X, y = _regression(512)
     a = DSGRegressor(**FAST).fit(X, y).predict(X)
@@ -81,6 +82,7 @@ def test_subset_predictions_agree_to_float_tolerance():
     np.testing.assert_allclose(parts, full, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_float64_dtype_option():
     X, y = _regression(512)
     m32 = DSGRegressor(**FAST).fit(X, y)
@@ -96,6 +98,7 @@ def _r2_noise_free(model, n=4096):
 
 # Huber's and the pinball loss's gradients are clipped (to ±δ, to τ or 1 − τ), so one pass
 # moves less than with the squared loss; thresholds reflect that.
+@pytest.mark.slow
 @pytest.mark.parametrize("loss, threshold", [("squared", 0.9), ("huber", 0.6), ("absolute", 0.9),
                                              ("epsilon_insensitive", 0.9), ("quantile", 0.7)])
 def test_every_regression_loss_learns(loss, threshold):
@@ -111,6 +114,7 @@ def test_quantile_loss_estimates_quantiles():
     assert 0.86 < covered < 0.94
 
 
+@pytest.mark.slow
 def test_multi_output_regression():
     X, y, _ = synthetic_regression(2048, random_state=0)
     Y = np.column_stack([y, -2 * y + 1])
@@ -120,6 +124,7 @@ def test_multi_output_regression():
     np.testing.assert_allclose(pred[:, 1], -2 * pred[:, 0] + 1, atol=0.05)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("loss", ["hinge", "squared_hinge", "logistic", "squared"])
 def test_classification_losses_binary_and_multiclass(loss):
     for n_classes in (2, 3):
@@ -145,6 +150,7 @@ def test_one_pass_margin_losses_have_no_probabilities(loss):
     assert "no held-out rows calibrated it" in str(error.value.__cause__)
 
 
+@pytest.mark.slow
 def test_auto_loss_on_few_rows_is_least_squares_or_squared_hinge_by_epochs_squared_hinge_else_logistic():
     X, y = make_classification(600, 6, random_state=0)
     few_binary = DSGClassifier(**FAST).fit(X, y)  # the exact dual route: both, one kept
@@ -158,6 +164,7 @@ def test_auto_loss_on_few_rows_is_least_squares_or_squared_hinge_by_epochs_squar
     assert DSGClassifier(**FAST).partial_fit(X, y).loss_ == "logistic"
 
 
+@pytest.mark.slow
 def test_temperature_calibrates_least_squares_probabilities():
     """On held-out rows the tempered probabilities score a log loss no worse than the raw
     ``softmax(f)`` (τ = 1) and close to the logistic model's."""
@@ -182,6 +189,7 @@ def test_string_labels_and_partial_fit_classes():
         clf.partial_fit(X[:10], np.array(["eggs"] * 10))
 
 
+@pytest.mark.slow
 def test_class_weight_shifts_the_decision():
     X, y = make_classification(2000, 5, weights=[0.9, 0.1], random_state=0, flip_y=0.1)
     plain = DSGClassifier(**FAST).fit(X, y)
@@ -265,6 +273,7 @@ def test_random_features_are_the_estimator_blocks():
         model.expansion_.feature_map.features(Xt, [0, 1]).reshape(10, -1).numpy(), rtol=1e-5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("loss", ["logistic", "hinge", "squared_hinge"])
 def test_every_alpha_gives_a_sensible_classifier(loss):
     """The regulariser's shrinkage is 1/(1 + γν): no sign flip or division by zero at large ν."""

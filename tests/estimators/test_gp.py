@@ -236,6 +236,7 @@ def test_paper_gp_set_meets_the_issue_bounds():
 
 # -- scikit-learn conformance and bad input --------------------------------------------------
 # float64: float32 GEMMs differ with the number of rows at 1e-7 (see test_common.py)
+@pytest.mark.slow
 @parametrize_with_checks([DSGGaussianProcessRegressor(block_size=64, n_steps=8, dtype="float64",
                                                       random_state=0)])
 def test_sklearn_conformance(estimator, check):

@@ -63,6 +63,7 @@ def test_default_std_includes_the_noise_and_covers_the_targets(fitted_default, s
     np.testing.assert_allclose(np.sqrt(np.diag(cov)), std[:5], rtol=1e-10)
 
 
+@pytest.mark.slow
 def test_friedman1_coverage_with_defaults():
     X, y = make_friedman1(1500, noise=1.0, random_state=0)
     gp = DSGGaussianProcessRegressor(n_steps=64, random_state=0).fit(X[:1000], y[:1000])

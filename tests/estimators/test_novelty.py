@@ -17,6 +17,7 @@ def _mixture(seed=0, n=4000):
     return X, np.r_[np.zeros(len(inliers)), np.ones(len(outliers))]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sigma", [0.5, 1.0])
 def test_one_class_auc_matches_one_class_svm(sigma):
     X, is_outlier = _mixture()
@@ -56,6 +57,7 @@ def _true_log_ratio(x):  # log N(x; 0, I) − log N(x; 0.5, 1.5² I) in 2-D
 TRUE_KL = 0.5 * (2 / 2.25 + 0.5 / 2.25 - 2 + 2 * np.log(2.25))
 
 
+@pytest.mark.slow
 def test_density_ratio_recovers_log_ratio_and_kl():
     p, q = _gaussians(0)
     est = DSGDensityRatio(random_state=0).fit(p, q)

@@ -37,6 +37,7 @@ def _relative_error(kernel, n_components, block_size=None, seeds=range(16)):
     return float(np.median(errors))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kernel", FAMILIES)
 def test_500_features_approximate_as_well_as_512(kernel):
     """n_components=500 is one block of 500 features, not 125 blocks of gcd(500, 1024) = 4:

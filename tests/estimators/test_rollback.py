@@ -24,6 +24,7 @@ def _state(model):
             for k, v in model.expansion_.state_dict().items()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("params", [dict(), dict(n_components=128, average=True),
                                     dict(n_components=128, alpha=50.0)])
 def test_dsg_partial_fit_failing_midway_is_undone(monkeypatch, params):

@@ -21,6 +21,7 @@ def _sparse_problem(n=6000, d=40, seed=0):
     return X, np.sin(X @ w) + 0.1 * rng.normal(size=n)
 
 
+@pytest.mark.slow
 def test_default_fit_on_csr_is_the_dense_fit():
     X, y = _sparse_problem(2000, 20)
     params = dict(block_size=64, batch_size=256, random_state=0)

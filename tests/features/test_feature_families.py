@@ -300,6 +300,7 @@ def test_every_family_is_registered():
         assert name in KERNELS
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kernel, params", [("polynomial", {"degree": 3}), ("arccos", None),
                                             ("exp_dot", None), ("chi2", None), ("additive_chi2", None),
                                             ("rbf_fastfood", None), ("rbf_orf", None)])

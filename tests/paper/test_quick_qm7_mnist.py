@@ -5,6 +5,7 @@ better than the trivial predictor in seconds."""
 import json
 
 import numpy as np
+import pytest
 
 from benchmarks.paper import mnist8m_stream, mnist_vs_mlp, qm7
 from support import shared_dataset
@@ -21,6 +22,7 @@ def test_qm7_quick(tmp_path):
     assert saved["folds"]["0"]["mae"] == fold["mae"] and "Machine:" in (tmp_path / "qm7.md").read_text()
 
 
+@pytest.mark.slow
 def test_mnist8m_stream_quick(tmp_path):
     shared_dataset("mnist")
     result = mnist8m_stream.main(["--quick", "--out", str(tmp_path)])
@@ -32,6 +34,7 @@ def test_mnist8m_stream_quick(tmp_path):
         assert (tmp_path / f"mnist8m_stream.{suffix}").stat().st_size > 0
 
 
+@pytest.mark.slow
 def test_mnist_vs_mlp_quick(tmp_path):
     shared_dataset("mnist")
     result = mnist_vs_mlp.main(["--quick", "--out", str(tmp_path)])

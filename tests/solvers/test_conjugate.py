@@ -64,6 +64,7 @@ def test_a_loss_that_is_not_quadratic_is_refused():
                                 get_loss("huber"), None, EpochControl(max_iter=1))
 
 
+@pytest.mark.slow
 def test_estimators_fit_with_conjugate_gradients():
     rng = np.random.default_rng(0)
     X = rng.uniform(-3, 3, (2000, 2)).astype(np.float32)
@@ -90,6 +91,7 @@ def test_solver_cg_refuses_a_loss_it_cannot_solve_and_keeps_the_model():
         DSGClassifier(solver="cg", loss="logistic").fit(X, y > 0)
 
 
+@pytest.mark.slow
 def test_the_solver_benchmark_compares_both_solvers(tmp_path):
     from benchmarks.perf import solver_cg
 
@@ -100,6 +102,7 @@ def test_the_solver_benchmark_compares_both_solvers(tmp_path):
     assert 0 < float(cells[2]) < 0.15 and 0 < float(cells[3]) < 0.15  # error rates of both solvers
 
 
+@pytest.mark.slow
 def test_a_stream_fit_and_a_warm_start_use_conjugate_gradients_too():
     from kernelstream.data import ArraySource
 

@@ -96,6 +96,7 @@ def test_empty_training_data_is_refused():
                                EpochControl(max_iter=1))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("make", [lambda: DSGRegressor(random_state=0, max_iter=100),
                                   lambda: DSGClassifier(loss="squared", random_state=0, max_iter=100)])
 def test_the_squared_loss_chooses_sigma_and_alpha_by_direct_solves(make, monkeypatch):

@@ -90,6 +90,7 @@ def test_refuses_alpha_zero():
         dual_squared_hinge(rows, [0.0])
 
 
+@pytest.mark.slow
 def test_binary_auto_loss_on_few_rows_solves_both_losses_and_keeps_one():
     X, y = make_classification(500, 6, random_state=0)
     model = DSGClassifier(random_state=0).fit(X, y)

@@ -1,6 +1,7 @@
 """The solver against an oracle: fixed-budget DSG is SGD on the same random-feature model."""
 
 import numpy as np
+import pytest
 import torch
 
 from kernelstream.expansion import Expansion
@@ -31,6 +32,7 @@ def test_fixed_budget_dsg_equals_sgd_on_fixed_features():
     np.testing.assert_allclose(ex.predict(Xq)[:, 0].numpy(), expected, rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_dsg_squared_loss_approaches_kernel_ridge():
     """Many passes of DSG with the squared loss approach the closed-form kernel ridge fit."""
     from reference import exact_kernel_ridge
