@@ -151,7 +151,9 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
     feature_growth_ : list of dict
         Each feature size tried, then each narrower bandwidth that challenged the size kept
         (``sigma="auto"``: ``σ/2``, and ``σ/4`` if ``σ/2`` won), with its ``n_components``,
-        ``sigma``, best validation loss and epochs; the last entry is the model kept.
+        ``sigma``, best validation loss and epochs. ``n_components_`` and ``sigma_`` say which
+        was kept (a narrower bandwidth replaces the incumbent only when its loss is lower by a
+        margin); when the kept model trained on, the last entry is that continuation.
     seed_ : int
         Seed of the feature blocks.
     t_ : int
