@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._blocks import Block, make_row_ids, split_row_id
-from .base import Part, Source, _check_integer
+from .base import Part, Source, check_integer
 
 __all__ = ["ArraySource"]
 
@@ -95,7 +95,7 @@ class ArraySource(Source):
     def __init__(self, X, y=None, *, sample_weight=None, part_rows: int = DEFAULT_PART_ROWS,
                  origin: str = "arrays", **options):
         super().__init__(**options)
-        self.part_rows = _check_integer("part_rows", part_rows, 1)
+        self.part_rows = check_integer("part_rows", part_rows, 1)
         self._members = [_Member.checked(X, y, sample_weight, origin)]
 
     @classmethod

@@ -29,7 +29,7 @@ import scipy.sparse as sp
 from ._blocks import Block, check_finite, concat_blocks
 
 __all__ = ["Source", "Chunk", "Part", "Summary", "MAX_CLASSES", "LABEL_NAMES", "AUTO_LABEL",
-           "default_label"]
+           "default_label", "check_integer", "LabelSet"]
 
 #: past this many distinct labels ``Summary.classes`` is None (a regression target)
 MAX_CLASSES = 1000
@@ -96,7 +96,9 @@ class Summary:
     classes: np.ndarray | None
 
 
-def _check_integer(name: str, value, minimum: int) -> int:
+def check_integer(name: str, value, minimum: int) -> int:
+    """``value`` as an int; a ValueError naming ``name`` if it is not an integer (a bool is not)
+    of at least ``minimum``. Every reader checks its integer options with it."""
     if not isinstance(value, Integral) or isinstance(value, bool) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}.")
     return int(value)
@@ -159,9 +161,9 @@ class Source(ABC):
 
     def __init__(self, *, chunk_rows: int = 2048, shuffle_buffer: int = 16384,
                  shuffle: bool = True, seed: int = 0, dtype="float64"):
-        self.chunk_rows = _check_integer("chunk_rows", chunk_rows, 1)
-        self.shuffle_buffer = _check_integer("shuffle_buffer", shuffle_buffer, 0)
-        self.seed = _check_integer("seed", seed, 0)
+        self.chunk_rows = check_integer("chunk_rows", chunk_rows, 1)
+        self.shuffle_buffer = check_integer("shuffle_buffer", shuffle_buffer, 0)
+        self.seed = check_integer("seed", seed, 0)
         self.shuffle = bool(shuffle)
         self.dtype = _float_dtype(dtype)
         self.rank, self.world_size = 0, 1
@@ -204,7 +206,7 @@ class Source(ABC):
         Chunk
             ``(X, y, sample_weight, row_ids)`` of ``chunk_rows`` rows (the last may be shorter).
         """
-        rng = np.random.default_rng([self.seed, _check_integer("epoch", epoch, 0), self.rank,
+        rng = np.random.default_rng([self.seed, check_integer("epoch", epoch, 0), self.rank,
                                      self.world_size])
         parts = self._my_parts()
         if self.shuffle:
@@ -240,8 +242,8 @@ class Source(ABC):
         Source
             A copy of this source that reads only its shard.
         """
-        world_size = _check_integer("world_size", world_size, 1)
-        rank = _check_integer("rank", rank, 0)
+        world_size = check_integer("world_size", world_size, 1)
+        rank = check_integer("rank", rank, 0)
         if rank >= world_size:
             raise ValueError(f"rank must be in [0, world_size); got rank={rank}, "
                              f"world_size={world_size}.")
@@ -272,7 +274,7 @@ class Source(ABC):
         if not isinstance(validation_fraction, Real) or not 0 < validation_fraction < 1:
             raise ValueError("validation_fraction must be in (0, 1); "
                              f"got {validation_fraction!r}.")
-        seed = _check_integer("seed", seed, 0)
+        seed = check_integer("seed", seed, 0)
         views = []
         for validation in (False, True):
             view = copy.copy(self)
@@ -298,8 +300,8 @@ class Source(ABC):
         Chunk
             ``min(n, rows)`` rows.
         """
-        n = _check_integer("n", n, 1)
-        rng = np.random.default_rng([_check_integer("seed", seed, 0), self.rank, self.world_size])
+        n = check_integer("n", n, 1)
+        rng = np.random.default_rng([check_integer("seed", seed, 0), self.rank, self.world_size])
         parts = self._my_parts()
         pending, rows = [], 0
         for block in self._blocks([parts[i] for i in rng.permutation(len(parts))]):
@@ -328,7 +330,7 @@ class Source(ABC):
         whole = self.world_size == 1 and not self._holdouts
         if whole and "summary" in self._cache:
             return self._cache["summary"]
-        n_rows, labels = 0, _LabelSet()
+        n_rows, labels = 0, LabelSet()
         for part in self._my_parts():
             for block in self._filtered(self._checked(self._read_labels(part))):
                 n_rows += len(block)
@@ -357,7 +359,7 @@ class Source(ABC):
         """A copy of this source (shard and split kept) that hands out chunks of
         ``chunk_rows`` rows; the shuffle buffer is kept, so only the cut changes."""
         view = copy.copy(self)
-        view.chunk_rows = _check_integer("chunk_rows", chunk_rows, 1)
+        view.chunk_rows = check_integer("chunk_rows", chunk_rows, 1)
         return view
 
     def unsharded(self) -> "Source":
@@ -433,8 +435,8 @@ def _as_chunk(block: Block) -> Chunk:
     return Chunk(block.X, block.y, block.sample_weight, block.row_ids)
 
 
-class _LabelSet:
-    """Distinct labels seen so far, up to ``MAX_CLASSES``."""
+class LabelSet:
+    """Distinct labels seen so far, up to ``MAX_CLASSES`` (a first pass adds each part's)."""
 
     def __init__(self):
         self.values: np.ndarray | None = None

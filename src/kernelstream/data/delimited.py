@@ -18,7 +18,7 @@ import numpy as np
 from ._blocks import Block, make_row_ids
 from ._text import (check_readable, data_line_starts, data_lines_only, has_whitespace_lines,
                     line_number, locate_line, plan_byte_parts, read_lines_starting_in)
-from .base import AUTO_LABEL, Part, Source, _check_integer, default_label
+from .base import AUTO_LABEL, Part, Source, check_integer, default_label
 
 __all__ = ["CsvSource"]
 
@@ -134,7 +134,7 @@ class CsvSource(Source):
         if not isinstance(delimiter, str) or len(delimiter) != 1:
             raise ValueError(f"delimiter must be one character; got {delimiter!r}.")
         self.delimiter = delimiter
-        self.part_bytes = _check_integer("part_bytes", part_bytes, 1)
+        self.part_bytes = check_integer("part_bytes", part_bytes, 1)
         self._columns = _Columns(self.paths, header, delimiter)
         self._weight = self._columns.index(weight, "weight")
         if isinstance(label, str) and label == AUTO_LABEL:

@@ -22,7 +22,7 @@ from sklearn.datasets import load_svmlight_file
 from ._blocks import Block, make_row_ids
 from ._text import (check_readable, data_line_starts, line_number, locate_line,
                     plan_byte_parts, read_lines_starting_in)
-from .base import Part, Source, Summary, _check_integer, _LabelSet
+from .base import LabelSet, Part, Source, Summary, check_integer
 
 __all__ = ["LibsvmSource"]
 
@@ -69,12 +69,12 @@ class LibsvmSource(Source):
         self.paths = [Path(path) for path in paths]
         self._sizes = [check_readable(path) for path in self.paths]
         if n_features is not None:
-            n_features = _check_integer("n_features", n_features, 1)
+            n_features = check_integer("n_features", n_features, 1)
         if zero_based not in (True, False, "auto"):
             raise ValueError(f"zero_based must be True, False or 'auto'; got {zero_based!r}.")
         self._declared = (n_features, zero_based)
         self.dense = bool(dense)
-        self.part_bytes = _check_integer("part_bytes", part_bytes, 1)
+        self.part_bytes = check_integer("part_bytes", part_bytes, 1)
 
     @property
     def n_features(self) -> int:
@@ -114,7 +114,7 @@ class LibsvmSource(Source):
         hear of it as a ``RankFailure`` naming that rank (every rank runs this pass).
         """
         n_features, zero_based = self._declared
-        low, high, n_rows, labels, clean = math.inf, -1, 0, _LabelSet(), True
+        low, high, n_rows, labels, clean = math.inf, -1, 0, LabelSet(), True
         for part in self._plan(1):
             parsed = self._parse_or_scan(part)
             if parsed is None:

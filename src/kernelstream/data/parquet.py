@@ -14,7 +14,7 @@ import numpy as np
 
 from ._blocks import Block, make_row_ids, split_row_id
 from ._text import check_readable
-from .base import AUTO_LABEL, Part, Source, _check_integer, default_label
+from .base import AUTO_LABEL, Part, Source, check_integer, default_label
 
 __all__ = ["ParquetSource"]
 
@@ -66,7 +66,7 @@ class ParquetSource(Source):
         self.paths = [Path(path) for path in paths]
         for path in self.paths:
             check_readable(path)
-        self.batch_size = _check_integer("batch_size", batch_size, 1)
+        self.batch_size = check_integer("batch_size", batch_size, 1)
         schema = parquet.read_schema(self.paths[0])
         if label == AUTO_LABEL:
             label = default_label([name for name in schema.names if name != weight])

@@ -46,7 +46,7 @@ import torch
 
 from .. import rng
 from .base import FeatureMap
-from .shift_invariant import _Fourier, fourier_features
+from .shift_invariant import FourierMap, fourier_features
 
 __all__ = ["AdditiveChi2", "ExpChi2", "Hellinger", "Intersection", "JensenShannon",
            "check_non_negative"]
@@ -237,7 +237,7 @@ class Hellinger(_AdditiveVZ):
         return torch.sqrt(x * y)
 
 
-class ExpChi2(_Fourier):
+class ExpChi2(FourierMap):
     """Exponentiated χ² kernel ``exp(−γ Σ_i (x_i − y_i)² / (x_i + y_i))``, ``γ = 1/(2σ²)`` unless
     given: ``kernel="chi2"`` (alias ``"exp_chi2"``), scikit-learn's ``chi2_kernel``.
 

@@ -37,7 +37,7 @@ from .param_cache import RowTable, Slab
 from .row_draws import cauchy_rows, normal_rows
 from .structured import SAMPLINGS, paired_cos_sin, qmc_uniform, standard_normal
 
-__all__ = ["fourier_features", "GaussianRFF", "LaplaceRFF", "MaternRFF"]
+__all__ = ["fourier_features", "FourierMap", "GaussianRFF", "LaplaceRFF", "MaternRFF"]
 
 
 def fourier_features(X: torch.Tensor, W: list[torch.Tensor]) -> torch.Tensor:
@@ -72,8 +72,9 @@ def fourier_of_projection(Z: torch.Tensor, paired: bool) -> torch.Tensor:
     return torch.cos(Z, out=Z).mul_((2.0 / Z.shape[-1]) ** 0.5)  # sqrt(2/r) cos(Wᵀx + b)
 
 
-class _Fourier(FeatureMap):
-    """Paired features for even block sizes; ``cos(Wᵀx + b)`` with random phases for odd ones."""
+class FourierMap(FeatureMap):
+    """The base of the Fourier families (here and :class:`~.additive.ExpChi2`): paired features
+    for even block sizes; ``cos(Wᵀx + b)`` with random phases for odd ones."""
 
     #: frequency samplers this family supports
     samplings: tuple[str, ...] = SAMPLINGS
@@ -123,7 +124,7 @@ class _Fourier(FeatureMap):
     def _fused(self) -> bool:
         """The fused path applies when features are plain Fourier features of ``X`` (a subclass
         that transforms ``X`` first, such as ``exp_chi2``, overrides ``_features``)."""
-        return type(self)._features is _Fourier._features
+        return type(self)._features is FourierMap._features
 
     def contract(self, X, coef, out=None):
         """``Σ_j ψ_j(X) coef_j``, fused: one GEMM + cos/sin + contraction per cache-sized chunk,
@@ -200,7 +201,7 @@ class _Fourier(FeatureMap):
     def _draws_rows_alone(self) -> bool:
         """Whether :meth:`_draw_rows` draws the rows asked for alone (an override, i.i.d.
         draws); else a row table takes every row it lacks from one draw of the block."""
-        return self.sampling == "iid" and type(self)._draw_rows is not _Fourier._draw_rows
+        return self.sampling == "iid" and type(self)._draw_rows is not FourierMap._draw_rows
 
     def block_param_numel(self) -> int:
         d, h = self._shape()
@@ -224,7 +225,7 @@ class _Fourier(FeatureMap):
         return torch.cdist(X, Y, p=p)
 
 
-class GaussianRFF(_Fourier):
+class GaussianRFF(FourierMap):
     """Gaussian RBF kernel ``exp(−‖x − y‖² / (2σ²))``; frequencies ``ω ~ N(0, σ⁻² I)``."""
 
     name = "rbf"
@@ -242,7 +243,7 @@ class GaussianRFF(_Fourier):
         return normal_rows(columns, h, self.seed, block, rng.Stream.WEIGHTS, device) / self.sigma
 
 
-class LaplaceRFF(_Fourier):
+class LaplaceRFF(FourierMap):
     """Laplace (L1) kernel ``exp(−‖x − y‖₁ / σ)``; frequencies i.i.d. ``Cauchy(0, 1/σ)``."""
 
     name = "laplace"
@@ -268,7 +269,7 @@ class LaplaceRFF(_Fourier):
         return cauchy_rows(columns, h, self.seed, block, rng.Stream.WEIGHTS, device) / self.sigma
 
 
-class MaternRFF(_Fourier):
+class MaternRFF(FourierMap):
     """Matérn kernel of smoothness ``nu`` (a positive half-integer) and length-scale ``σ``.
 
     ``k(ρ) = 2^{1−ν}/Γ(ν) · (√(2ν) ρ/σ)^ν K_ν(√(2ν) ρ/σ)``; its spectral measure is a multivariate

@@ -2,7 +2,7 @@
 
 :func:`~kernelstream.solvers.preconditioned.run_epochs` and
 :func:`~kernelstream.solvers.selection.grow_features` keep their loop variables in an
-:class:`~kernelstream.solvers.preconditioned.EpochState` and a
+:class:`~kernelstream.solvers.epochs.EpochState` and a
 :class:`~kernelstream.solvers.selection.GrowthState`, updated at every epoch boundary. Here they
 become nested dicts of tensors and plain numbers (``kernelstream.io`` writes those) and back.
 Nothing else is needed to go on from an epoch boundary: the batches of epoch ``e`` are drawn
@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from .preconditioned import EpochState, FitResult
+from .epochs import EpochState, FitResult
 from .selection import GrowthState
 
 __all__ = ["growth_state_dict", "growth_state_from_dict", "epoch_state_dict", "epoch_state_from_dict",

@@ -37,9 +37,9 @@ import torch
 
 from ..features.base import FeatureMap
 from ..losses import Loss
-from .preconditioned import (_CHUNK_FLOATS, _PARAM_BYTES, INTERCEPT_FEATURE, EpochControl, EpochState,
-                             FitResult, Preconditioner, _augmented, _column_losses, _row_chunks, _started,
-                             feature_matrix, monitored_validation, record_epoch)
+from .epochs import EpochControl, EpochState, FitResult, column_losses, record_epoch, start_state
+from .feature_rows import CHUNK_FLOATS, INTERCEPT_FEATURE, PARAM_BYTES, augmented, feature_matrix, row_chunks
+from .preconditioned import Preconditioner, monitored_validation
 
 __all__ = ["QUADRATIC_LOSSES", "CG_SKETCH_ROWS", "conjugate_preconditioner", "run_conjugate_gradients"]
 
@@ -85,8 +85,8 @@ def _covariance_eigen(feature_map, n_blocks, X):
     s, D = X.shape[0], n_blocks * feature_map.block_size
     cov = torch.zeros((D + 1, D + 1), dtype=torch.float64, device=X.device)
     kappa = 0.0
-    for rows in _row_chunks(s, D):
-        Phi = _augmented(feature_matrix(feature_map, X[rows], n_blocks))
+    for rows in row_chunks(s, D):
+        Phi = augmented(feature_matrix(feature_map, X[rows], n_blocks))
         cov += (Phi.T @ Phi).double()
         kappa = max(kappa, float((Phi * Phi).sum(dim=1).max()))
     lam, V = torch.linalg.eigh(cov / s)
@@ -100,8 +100,8 @@ def _gram_eigen(feature_map, n_blocks, X):
     ``Φ̃ᵀUΛ^{-1/2}/√s`` ``(D+1, k)`` in the features' precision."""
     s, r = X.shape[0], feature_map.block_size
     gram = torch.full((s, s), INTERCEPT_FEATURE**2, dtype=torch.float64, device=X.device)
-    group = max(1, min(_CHUNK_FLOATS // (s * r),
-                       _PARAM_BYTES // (feature_map.block_param_numel() * X.element_size())))
+    group = max(1, min(CHUNK_FLOATS // (s * r),
+                       PARAM_BYTES // (feature_map.block_param_numel() * X.element_size())))
     scale = n_blocks**-0.5
 
     def blocks_of(j):
@@ -144,10 +144,10 @@ def run_conjugate_gradients(feature_map: FeatureMap, n_blocks: int, theta: torch
     n_alphas = precond.alphas.shape[0]
     C = theta.shape[1] // n_alphas
     alphas_cols = precond.alphas.repeat_interleave(C).to(theta.device)  # float64
-    state = _started(state, theta, n_alphas)
+    state = start_state(state, theta, n_alphas)
     result = state.result
     theta = state.theta.double()
-    top, tail = (scale.to(theta.device) for scale in precond._column_scales(C, torch.float64))
+    top, tail = (scale.to(theta.device) for scale in precond.column_scales(C, torch.float64))
     V = precond.V
 
     def preconditioned(r: torch.Tensor) -> torch.Tensor:  # P r, every column with its α
@@ -208,12 +208,12 @@ def _pass(feature_map, n_blocks, batches, theta, direction, loss, alphas_cols, n
     rows = 0
     for X, y, weight in batches:
         coefficients = both.to(X.dtype)
-        for chunk in _row_chunks(X.shape[0], D):
+        for chunk in row_chunks(X.shape[0], D):
             Phi = feature_matrix(feature_map, X[chunk], n_blocks)
             U = (Phi @ coefficients[:D] + INTERCEPT_FEATURE * coefficients[D]).double()
             targets, w = y[chunk].double(), weight[chunk].double()
-            G, value = _column_losses(loss, U[:, :AC], targets, w, n_alphas)  # w ℓ'(Φ̃θ)
-            Hp = _column_losses(loss, U[:, :AC] + U[:, AC:], targets, w, n_alphas)[0] - G
+            G, value = column_losses(loss, U[:, :AC], targets, w, n_alphas)  # w ℓ'(Φ̃θ)
+            Hp = column_losses(loss, U[:, :AC] + U[:, AC:], targets, w, n_alphas)[0] - G
             weighted = torch.cat([G, Hp], dim=1)
             sums[:D] += (Phi.T @ weighted.to(Phi.dtype)).double()
             sums[D] += INTERCEPT_FEATURE * weighted.sum(dim=0)

@@ -24,8 +24,9 @@ import torch
 
 from ..features.base import FeatureMap
 from ..losses import Loss
-from .preconditioned import (EpochControl, EpochState, FitResult, _augmented, _row_chunks, _started,
-                             feature_matrix, monitored_validation, record_epoch)
+from .epochs import EpochControl, EpochState, FitResult, record_epoch, start_state
+from .feature_rows import augmented, feature_matrix, row_chunks
+from .preconditioned import monitored_validation
 
 __all__ = ["DIRECT_MAX_FEATURES", "solve_normal_equations"]
 
@@ -40,7 +41,7 @@ def solve_normal_equations(feature_map: FeatureMap, n_blocks: int, alphas, n_out
                            callback: Callable[[int, float], None] | None = None,
                            state: EpochState | None = None, comm=None) -> FitResult:
     """The exact minimiser of ``F`` for every ``α`` in one pass over ``batches(0)``, as a
-    :class:`~.preconditioned.FitResult` of one "epoch" (its monitored loss: the validation loss,
+    :class:`~.epochs.FitResult` of one "epoch" (its monitored loss: the validation loss,
     else ``F`` itself). Arguments as :func:`~.conjugate.run_conjugate_gradients`."""
     if loss.name != "squared":
         raise ValueError(f"The normal equations are those of the squared loss, not {loss.name!r}.")
@@ -57,7 +58,7 @@ def solve_normal_equations(feature_map: FeatureMap, n_blocks: int, alphas, n_out
         fits.append(float(0.5 * (yy / rows - 2 * (theta * B).sum() + (theta * (H @ theta)).sum())))  # mean ½w(φ̃ᵀθ − y)²
         penalties.append(0.5 * float(alpha) * float(theta[:D].square().sum()))  # (α/2)‖W‖²
     theta = torch.cat(solutions, dim=1).to(dtype)
-    state = _started(state, torch.zeros_like(theta), len(alphas))
+    state = start_state(state, torch.zeros_like(theta), len(alphas))
     train = torch.tensor(fits, dtype=torch.float64)
     monitored = (train + torch.tensor(penalties, dtype=torch.float64) if validation is None else
                  monitored_validation(validation, feature_map, n_blocks, theta, loss, len(alphas)).cpu())
@@ -78,8 +79,8 @@ def _normal_sums(feature_map, n_blocks, n_outputs, batches, comm):
             sums = torch.zeros((D + 1, D + 1 + n_outputs), dtype=torch.float64, device=X.device)
             yy = torch.zeros((), dtype=torch.float64, device=X.device)
         A, B = sums[:, :D + 1], sums[:, D + 1:]
-        for chunk in _row_chunks(X.shape[0], D):
-            Phi = _augmented(feature_matrix(feature_map, X[chunk], n_blocks))
+        for chunk in row_chunks(X.shape[0], D):
+            Phi = augmented(feature_matrix(feature_map, X[chunk], n_blocks))
             w = weight[chunk].to(X.dtype)
             weighted = Phi * w[:, None]
             A += (weighted.T @ Phi).double()

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import torch
 
 from ..features.base import FeatureMap
-from .preconditioned import INTERCEPT_FEATURE
+from .feature_rows import INTERCEPT_FEATURE
 
 __all__ = ["DUAL_MAX_ROWS", "DualRidge", "DualSolution", "GramRows", "dual_ridge", "feature_gram", "gram_rows"]
 

@@ -40,55 +40,30 @@ each with its own ``P`` and ``η``; early stopping keeps each column's best epoc
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Iterator
 
 import torch
 
 from ..features.base import FeatureMap
 from ..losses import Loss
+from .epochs import EpochControl, EpochState, FitResult, column_losses, record_epoch, start_state
+from .feature_rows import CHUNK_FLOATS, INTERCEPT_FEATURE, PARAM_BYTES, augmented, feature_matrix, row_chunks
 
 __all__ = ["INTERCEPT_FEATURE", "Preconditioner", "FitResult", "EpochState", "sketch_preconditioner",
            "run_epochs", "feature_matrix", "batch_sums", "reduced_gradient", "validation_sums",
            "MAX_RANK", "record_epoch"]
+#: INTERCEPT_FEATURE and feature_matrix (from .feature_rows), FitResult, EpochState, EpochControl and
+#: record_epoch (from .epochs) stay importable from here, where the estimators import them
 
 #: most eigenvectors kept in the preconditioner (``(D + 1)·k`` floats)
 MAX_RANK = 1024
 #: eigenvalues below ``SKETCH_OVERSAMPLING/s`` (times ``max‖φ̃‖²``) of an ``s``-row sketch are
 #: left in the flat tail: smaller ones are underestimated, and inverting them diverges
 SKETCH_OVERSAMPLING = 4
-#: the intercept is the coefficient of a constant feature of this value (``b = c·θ_{D}``): small,
-#: so that it adds little to ``max‖φ̃‖²`` (``1 + c²``), which sets how far an epoch converges the
-#: directions below the preconditioner's rank (``≈ n·η·λ/max‖φ̃‖²``); its own direction is
-#: preconditioned like any other
-INTERCEPT_FEATURE = 0.1
-#: bytes of block parameters drawn at once by :func:`feature_matrix`
-_PARAM_BYTES = 4 * 2**20
-#: rows per feature chunk: a chunk of features holds at most this many floats
-_CHUNK_FLOATS = 1 << 21
 #: a sketch's features are kept between the covariance and the projections (one evaluation
 #: instead of two) when they hold at most this many floats
 _KEPT_SKETCH_FLOATS = 1 << 23
-
-
-def feature_matrix(feature_map: FeatureMap, X: torch.Tensor, n_blocks: int,
-                   out: torch.Tensor | None = None) -> torch.Tensor:
-    """``φ(X) = [ψ_1(X) … ψ_J(X)]/√J``, ``(n, J·r)``, evaluated a few blocks at a time so that
-    the drawn parameters held at once stay near ``_PARAM_BYTES`` whatever ``d``."""
-    n, r = X.shape[0], feature_map.block_size
-    if out is None:
-        out = torch.empty((n, n_blocks * r), dtype=X.dtype, device=X.device)
-    group = max(1, _PARAM_BYTES // (feature_map.block_param_numel() * X.element_size()))
-    for j in range(0, n_blocks, group):
-        blocks = range(j, min(j + group, n_blocks))
-        out[:, j * r:blocks.stop * r] = feature_map.features(X, blocks).reshape(n, -1)
-    return out.mul_(n_blocks**-0.5)
-
-
-def _row_chunks(n: int, D: int) -> Iterator[slice]:
-    step = max(1, min(n, _CHUNK_FLOATS // max(D, 1)))
-    for i in range(0, n, step):
-        yield slice(i, min(i + step, n))
 
 
 @dataclass
@@ -133,10 +108,10 @@ class Preconditioner:
 
     def apply(self, grad: torch.Tensor, n_outputs: int) -> torch.Tensor:
         """``P g`` for ``g`` ``(D+1, A·C)``, column ``a·C + c`` using ``α_a``."""
-        top, tail = self._column_scales(n_outputs, grad.dtype)
+        top, tail = self.column_scales(n_outputs, grad.dtype)
         return grad * tail + self.V @ ((self.V.T @ grad) * top)
 
-    def _column_scales(self, n_outputs: int, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    def column_scales(self, n_outputs: int, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
         """:meth:`scales` spread over the ``A·C`` columns, computed once (every step uses them)."""
         key = (n_outputs, dtype)
         if getattr(self, "_cached_scales", (None,))[0] != key:
@@ -144,11 +119,6 @@ class Preconditioner:
             self._cached_scales = (key, top.repeat_interleave(n_outputs, dim=1).to(dtype),
                                    tail.repeat_interleave(n_outputs).to(dtype))
         return self._cached_scales[1], self._cached_scales[2]
-
-
-def _augmented(Phi: torch.Tensor) -> torch.Tensor:
-    """``φ̃ = [φ; c]`` with ``c = INTERCEPT_FEATURE``."""
-    return torch.cat([Phi, Phi.new_full((Phi.shape[0], 1), INTERCEPT_FEATURE)], dim=1)
 
 
 def sketch_preconditioner(feature_map: FeatureMap, n_blocks: int, X_sketch: torch.Tensor,
@@ -175,7 +145,7 @@ def sketch_preconditioner(feature_map: FeatureMap, n_blocks: int, X_sketch: torc
     above = int((lam >= kappa * SKETCH_OVERSAMPLING / s).sum())
     k = max(1, min(above, lam.shape[0] - 1, MAX_RANK))
     V = V[:, :k].contiguous()
-    chunks = kept or (_augmented(feature_matrix(feature_map, X_sketch[rows], n_blocks)) for rows in _row_chunks(s, D))
+    chunks = kept or (augmented(feature_matrix(feature_map, X_sketch[rows], n_blocks)) for rows in row_chunks(s, D))
     V_features = V.to(X_sketch.dtype)
     projections = torch.cat([(Phi @ V_features).square().double() for Phi in chunks])  # (v_iᵀφ̃)² per sketch row
     return Preconditioner(V=V_features, eigenvalues=lam[: k + 1].clone(),
@@ -190,8 +160,8 @@ def _covariance_eigen(feature_map, n_blocks, X, kept: list | None = None):
     s, D = X.shape[0], n_blocks * feature_map.block_size
     cov = torch.zeros((D + 1, D + 1), dtype=torch.float64, device=X.device)
     sq_norms = torch.empty(s, dtype=torch.float64, device=X.device)
-    for rows in _row_chunks(s, D):
-        Phi = _augmented(feature_matrix(feature_map, X[rows], n_blocks))
+    for rows in row_chunks(s, D):
+        Phi = augmented(feature_matrix(feature_map, X[rows], n_blocks))
         if kept is not None:
             kept.append(Phi)
         cov += (Phi.T @ Phi).double()  # a chunk's products in the features' precision, summed in float64
@@ -206,8 +176,8 @@ def _gram_eigen(feature_map, n_blocks, X):
     if not isinstance(X, torch.Tensor):  # sparse rows: the s ≤ SKETCH_ROWS rows, dense
         X = X[0:s]
     gram = torch.full((s, s), INTERCEPT_FEATURE**2, dtype=torch.float64, device=X.device)  # c·cᵀ
-    group = max(1, min(_CHUNK_FLOATS // (s * r),
-                       _PARAM_BYTES // (feature_map.block_param_numel() * X.element_size())))
+    group = max(1, min(CHUNK_FLOATS // (s * r),
+                       PARAM_BYTES // (feature_map.block_param_numel() * X.element_size())))
     for j in range(0, n_blocks, group):
         blocks = range(j, min(j + group, n_blocks))
         Psi = feature_map.features(X, blocks).reshape(s, -1).double() / n_blocks**0.5
@@ -226,38 +196,11 @@ def _gram_eigen(feature_map, n_blocks, X):
     return lam, V, torch.diagonal(gram).clone()
 
 
-@dataclass
-class FitResult:
-    """What :func:`run_epochs` returns: the best iterate of each ``α`` column and the curves."""
-
-    theta: torch.Tensor  # (D+1, A·C), best epoch per column
-    best_loss: torch.Tensor  # (A,)
-    best_epoch: list[int]
-    loss_curve: list[float] = field(default_factory=list)  # training loss per epoch (best column)
-    validation_curve: list[list[float]] = field(default_factory=list)  # per epoch, per column
-    n_epochs: int = 0
-    n_steps: int = 0
-
-
-def _column_losses(loss: Loss, U: torch.Tensor, y: torch.Tensor, weight: torch.Tensor,
-                   n_alphas: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Loss derivative ``(m, A·C)`` and per-column summed weighted loss ``(A,)`` of the outputs
-    ``U`` ``(m, A·C)`` of ``A`` models that share the targets ``y``."""
-    m = U.shape[0]
-    C = U.shape[1] // n_alphas
-    stacked = U.reshape(m, n_alphas, C).transpose(0, 1).reshape(n_alphas * m, C)
-    targets = y.repeat(n_alphas) if y.ndim == 1 else y.repeat(n_alphas, 1)
-    G = loss.derivative(stacked, targets).reshape(n_alphas, m, C)
-    value = loss.value(stacked, targets).reshape(n_alphas, m, -1).sum(dim=2)  # (A, m)
-    G = G * weight[None, :, None]
-    return G.transpose(0, 1).reshape(m, n_alphas * C), (value * weight[None, :]).sum(dim=1)
-
-
 def _outputs(feature_map, n_blocks, X, theta):
-    """``φ̃(X)θ`` in row chunks (never more than ``_CHUNK_FLOATS`` features at once)."""
+    """``φ̃(X)θ`` in row chunks (never more than ``CHUNK_FLOATS`` features at once)."""
     D = theta.shape[0] - 1
     out = torch.empty((X.shape[0], theta.shape[1]), dtype=theta.dtype, device=theta.device)
-    for rows in _row_chunks(X.shape[0], D):
+    for rows in row_chunks(X.shape[0], D):
         out[rows] = feature_matrix(feature_map, X[rows], n_blocks) @ theta[:D] + INTERCEPT_FEATURE * theta[D]
     return out
 
@@ -268,10 +211,10 @@ def batch_sums(feature_map, n_blocks, X, y, weight, theta, loss, n_alphas):
     D = theta.shape[0] - 1
     grad = torch.zeros_like(theta)
     total = torch.zeros(n_alphas, dtype=torch.float64, device=theta.device)
-    for rows in _row_chunks(X.shape[0], D):
+    for rows in row_chunks(X.shape[0], D):
         Phi = feature_matrix(feature_map, X[rows], n_blocks)  # (m, D)
         U = Phi @ theta[:D] + INTERCEPT_FEATURE * theta[D]
-        G, value = _column_losses(loss, U, y[rows], weight[rows], n_alphas)
+        G, value = column_losses(loss, U, y[rows], weight[rows], n_alphas)
         grad[:D] += Phi.T @ G
         grad[D] += INTERCEPT_FEATURE * G.sum(dim=0)
         total += value.double()
@@ -309,13 +252,13 @@ def reduced_gradient(feature_map, n_blocks, X, y, weight, theta, loss, alphas_co
 
 def validation_losses(feature_map, n_blocks, X, y, weight, theta, loss, n_alphas) -> torch.Tensor:
     """Weighted mean loss of each column's model on ``(X, y)``, ``(A,)`` float64."""
-    _, total = _column_losses(loss, _outputs(feature_map, n_blocks, X, theta), y, weight, n_alphas)
+    _, total = column_losses(loss, _outputs(feature_map, n_blocks, X, theta), y, weight, n_alphas)
     return total.double() / weight.sum().double()
 
 
 def validation_sums(feature_map, n_blocks, X, y, weight, theta, loss, n_alphas):
     """``(Σ w ℓ per column (A,), Σ w)`` of a share of the validation rows, float64."""
-    _, total = _column_losses(loss, _outputs(feature_map, n_blocks, X, theta), y, weight, n_alphas)
+    _, total = column_losses(loss, _outputs(feature_map, n_blocks, X, theta), y, weight, n_alphas)
     return total.double(), weight.sum().double()
 
 
@@ -326,33 +269,6 @@ def monitored_validation(validation, feature_map, n_blocks, theta, loss, n_alpha
     if hasattr(validation, "losses"):
         return validation.losses(feature_map, n_blocks, theta, loss, n_alphas)
     return validation_losses(feature_map, n_blocks, *validation, theta, loss, n_alphas)
-
-
-@dataclass(frozen=True)
-class EpochControl:
-    """Stopping rule: ``max_iter`` epochs; stop after ``n_iter_no_change`` epochs in which no
-    column's monitored loss fell below ``best − tol·|best|`` (``tol=None``: never)."""
-
-    max_iter: int
-    tol: float | None = 1e-4
-    n_iter_no_change: int = 3
-
-
-@dataclass
-class EpochState:
-    """The variables of :func:`run_epochs`'s loop at an epoch boundary: the iterate ``theta``,
-    the result so far (best iterates, losses, curves), the per-epoch iterate sums of the tail
-    average, the epochs without improvement, the step sizes and the epochs done. Batches are
-    drawn from ``(seed, epoch)``, so this is all a run needs to go on from ``epoch``
-    (:mod:`kernelstream.solvers.checkpoint` saves and restores it)."""
-
-    theta: torch.Tensor | None = None
-    result: FitResult | None = None
-    sums: list = field(default_factory=list)  # [(sum of an epoch's iterates, its steps)]
-    stale: int = 0
-    eta: torch.Tensor | None = None
-    epoch: int = 0
-    direction: torch.Tensor | None = None  # conjugate gradients: the next search direction
 
 
 def run_epochs(feature_map: FeatureMap, n_blocks: int, theta: torch.Tensor, precond: Preconditioner,
@@ -376,7 +292,7 @@ def run_epochs(feature_map: FeatureMap, n_blocks: int, theta: torch.Tensor, prec
     n_alphas = precond.alphas.shape[0]
     C = theta.shape[1] // n_alphas
     alphas_cols = precond.alphas.repeat_interleave(C).to(theta.dtype)
-    state = _started(state, theta, n_alphas)
+    state = start_state(state, theta, n_alphas)
     theta, result, eta, sums = state.theta, state.result, state.eta, state.sums
     for epoch in range(state.epoch, control.max_iter):
         if control.tol is not None and state.stale >= control.n_iter_no_change:
@@ -411,37 +327,6 @@ def run_epochs(feature_map: FeatureMap, n_blocks: int, theta: torch.Tensor, prec
     return result
 
 
-def record_epoch(result: FitResult, state: EpochState, epoch: int, train: torch.Tensor,
-                 monitored: torch.Tensor, candidate: torch.Tensor, control: EpochControl,
-                 callback=None) -> None:
-    """The end of an epoch: log the training and monitored losses per column ``(A,)``, let each
-    column whose monitored loss is a new best keep ``candidate``'s coefficients, count the
-    epochs without improvement, then ``callback(epoch + 1, best monitored loss)``."""
-    C = candidate.shape[1] // monitored.shape[0]
-    result.n_epochs = epoch + 1
-    result.loss_curve.append(float(train.min()))
-    result.validation_curve.append(monitored.tolist())
-    improved = _improved(monitored, result.best_loss, control.tol)
-    for a in torch.nonzero(monitored < result.best_loss).flatten().tolist():
-        result.best_loss[a] = monitored[a]
-        result.best_epoch[a] = epoch
-        result.theta[:, a * C:(a + 1) * C] = candidate[:, a * C:(a + 1) * C]
-    state.epoch = epoch + 1
-    state.stale = 0 if improved else state.stale + 1
-    if callback is not None:
-        callback(epoch + 1, float(monitored.min()))
-
-
-def _started(state: EpochState | None, theta: torch.Tensor, n_alphas: int) -> EpochState:
-    """``state``, or (when it has not started) the state before the first epoch from ``theta``."""
-    state = EpochState() if state is None else state
-    if state.result is None:
-        state.theta = theta
-        state.result = FitResult(theta=theta.clone(), best_loss=torch.full((n_alphas,), math.inf, dtype=torch.float64),
-                                 best_epoch=[-1] * n_alphas)
-    return state
-
-
 def _tail_average(sums: list, epoch: int, half_sum: torch.Tensor, n_half: int) -> torch.Tensor:
     """The average of the iterates of the last ``⌈e/2⌉`` of ``e = epoch + 1`` epochs (of the
     second half of the first epoch when ``e = 1``); drops the per-epoch sums no later average
@@ -451,13 +336,3 @@ def _tail_average(sums: list, epoch: int, half_sum: torch.Tensor, n_half: int) -
                sum(t for t, _ in sums[-math.ceil(e / 2):]) / sum(n for _, n in sums[-math.ceil(e / 2):]))
     del sums[: max(0, len(sums) - (math.ceil((e + 1) / 2) - 1))]
     return average
-
-
-def _improved(monitored: torch.Tensor, best: torch.Tensor, tol: float | None) -> bool:
-    """Whether the best column's loss fell below the best so far by more than ``tol``
-    (relative): the model kept is the best column, so columns still creeping down behind it do
-    not hold the fit open."""
-    if tol is None:
-        return True
-    record = float(best.min())
-    return math.isinf(record) or float(monitored.min()) < record - tol * abs(record)

@@ -33,7 +33,8 @@ from ..features.base import FeatureMap
 from ..losses import Loss
 from .conjugate import CG_SKETCH_ROWS, conjugate_preconditioner, run_conjugate_gradients
 from .direct import solve_normal_equations
-from .preconditioned import EpochControl, EpochState, FitResult, run_epochs, sketch_preconditioner
+from .epochs import EpochControl, EpochState, FitResult
+from .preconditioned import run_epochs, sketch_preconditioner
 from .streams import StreamValidation
 
 __all__ = ["Problem", "GrowthState", "train", "grow_features", "race_bandwidths", "cross_validate",

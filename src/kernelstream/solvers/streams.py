@@ -30,7 +30,8 @@ import scipy.sparse as sp
 import torch
 
 from ..losses import Loss
-from .preconditioned import FitResult, Preconditioner, validation_sums
+from .epochs import FitResult
+from .preconditioned import Preconditioner, validation_sums
 
 __all__ = ["SparseRows", "StreamProblem", "StreamValidation", "rows_of", "subset"]
 
