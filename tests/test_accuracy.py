@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from kernelstream import DSGClassifier, DSGRegressor
-from kernelstream.estimators._budget import default_features
+from kernelstream.planning import default_features
 from kernelstream.datasets import synthetic_regression
 from kernelstream.features import median_distance, sigma_to_gamma
 from support import shared_dataset

@@ -22,7 +22,8 @@ N_TRAIN = 16384
 
 
 def test_auto_precond_eps_is_light_for_softmax_only():
-    from kernelstream.estimators.classification import PRECOND_EPS_BINARY, PRECOND_EPS_SOFTMAX
+    from kernelstream.planning import LIMITS
+    PRECOND_EPS_BINARY, PRECOND_EPS_SOFTMAX = LIMITS.precond_eps_binary, LIMITS.precond_eps_softmax
 
     g = np.random.default_rng(0)
     X = g.normal(size=(60, 3))

@@ -16,11 +16,13 @@ from pathlib import Path
 import numpy as np
 
 from kernelstream import DSGClassifier
-from kernelstream.estimators._converging import CV_MAX_ROWS
+from kernelstream.planning import LIMITS
 from kernelstream.solvers.dual import DUAL_MAX_ROWS
 
 from ..common.data import official_split
 from ..common.report import markdown_table, write_report
+
+CV_MAX_ROWS = LIMITS.cv_max_rows
 from ..common.timing import measure, threads
 
 OUT = Path(__file__).resolve().parents[1] / "results" / "fit_cost.md"
@@ -61,6 +63,7 @@ def main(argv=None) -> Path:
     body = ["CPU seconds of `fit`, min / median of the repeats after one warm-up fit.", "",
             *markdown_table(["rows", "CPU s (min / median)", "test error", "loss", "features",
                              "route"], table)]
+
     return write_report(args.out, TITLE, body, threads=1)
 
 

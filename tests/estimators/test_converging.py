@@ -8,9 +8,10 @@ from sklearn.datasets import make_classification
 
 from kernelstream import DSGClassifier, DSGRegressor
 from kernelstream.datasets import synthetic_regression
-from kernelstream.estimators._budget import default_features
-from kernelstream.estimators._converging import ALPHAS, SIGMA_SCALES
+from kernelstream.planning import LIMITS, default_features
 from kernelstream.features import median_distance
+
+ALPHAS, SIGMA_SCALES = LIMITS.alphas, LIMITS.sigma_scales
 
 SMALL = dict(block_size=128, batch_size=256, random_state=0)
 
@@ -123,6 +124,7 @@ def test_too_few_rows_to_hold_out_say_so():
     (dict(tol=-1.0), "tol"),
     (dict(alpha="large"), "alpha"),
 ])
+
 def test_bad_solver_parameters_are_refused(params, match):
     X, y, _ = _regression(200)
     with pytest.raises(ValueError, match=match):

@@ -7,12 +7,13 @@ import torch
 from sklearn.metrics import log_loss
 
 from kernelstream import DSGClassifier, DSGRegressor
-from kernelstream.estimators._budget import dual_features
-from kernelstream.estimators._converging import DUAL_ALPHAS, SIGMA_SCALES
+from kernelstream.planning import LIMITS, dual_features
 from kernelstream.solvers.dual import DUAL_MAX_ROWS, dual_ridge, gram_rows
 from kernelstream.solvers.preconditioned import INTERCEPT_FEATURE, feature_matrix
 
 from test_preconditioned import D_BLOCKS, _data, _map
+
+DUAL_ALPHAS, SIGMA_SCALES = LIMITS.dual_alphas, LIMITS.sigma_scales
 
 
 def _weighted_ridge(Phi, y, weight, alpha):
@@ -105,6 +106,7 @@ def test_with_a_budget_the_dual_route_fits_the_exact_minimiser_on_every_row():
     z = torch.tensor((y - model.y_offset_) / model.y_scale_).reshape(-1, 1)
     exact = _weighted_ridge(feature_matrix(fm, Xt, J).double(), z, torch.ones(600, dtype=torch.float64),
                             model.alpha_)
+
     X_test, _ = _regression(200, seed=1)
     closed = (feature_matrix(fm, torch.tensor(X_test, dtype=torch.float32), J).double() @ exact[:-1]
               + exact[-1]).numpy().ravel() * model.y_scale_ + model.y_offset_

@@ -26,18 +26,15 @@ from .._validation import (Integral, Interval, Real, StrOptions, check_magnitude
 from ..expansion import Expansion
 from ..features import build_feature_map, kernel_class
 from ..features.additive import check_non_negative
+from ..planning import LIMITS, feature_layout, max_feature_blocks, resolve_loss
 from ..schedules import make_schedule
 from ..solvers import DSGConfig, dsg_step
 from .._state import EstimatorState
 from ..rng import draw_seed
 from ._progress import VERBOSE_CONSTRAINT, StreamProgress, progress_bar
 from ._rollback import unchanged_on_error
-from ._budget import max_feature_blocks
 
-__all__ = ["DSGBase", "MIN_STEPS", "assign_parameters"]
-
-#: with max_iter="auto", enough passes to take at least this many steps
-MIN_STEPS = 32
+__all__ = ["DSGBase", "assign_parameters"]
 
 _STOCHASTIC_WEIGHTS = (
     "Mini-batch SGD: a weight-2 row is one term of its batch, a repeated row is two rows that "
@@ -148,10 +145,7 @@ class DSGBase(EstimatorState, BaseEstimator):
         """``(block_size, max_blocks)``: with a budget, ``ceil(n_components / block_size)``
         equal blocks of at most ``block_size`` features, so the model has ``n_components``
         features (rounded up to a multiple of the number of blocks)."""
-        if self.n_components is None:
-            return self.block_size, None
-        n_blocks = math.ceil(self.n_components / self.block_size)
-        return math.ceil(self.n_components / n_blocks), n_blocks
+        return feature_layout(self.n_components, self.block_size)
 
     def _new_expansion(self, X, seed: int, device) -> Expansion:
         """A fresh expansion whose bandwidth comes from ``X`` (the median heuristic)."""
@@ -167,14 +161,17 @@ class DSGBase(EstimatorState, BaseEstimator):
         """Seed, device, target scaling and an empty expansion from the first rows ``(X, y)``."""
         self.seed_ = draw_seed(rng)
         self.device_ = resolve_device(self.device)
-        self._resolve_loss("one_pass")
+        self._resolve_loss(resolve_loss(getattr(self, "loss", "squared"), "one_pass", self._n_classes(), False))
         if y is not None:
             self._fit_target_scaling(y)
         return self._new_expansion(X, self.seed_, self.device_)
 
-    def _resolve_loss(self, solver: str, few_rows: bool = False) -> None:
-        """Fix the loss a fresh fit by ``solver`` trains (the classifier's ``loss_``);
-        ``few_rows``: a least-squares fit would take the exact dual route."""
+    def _resolve_loss(self, loss: str) -> None:
+        """Fix the loss a fresh fit trains, "auto" resolved (the classifier's ``loss_``)."""
+
+    def _n_classes(self) -> int | None:
+        """Classes of a classifier (None for the other estimators)."""
+        return None
 
     def _one_pass_sigma(self):
         """The bandwidth argument of the one-pass solver (``sigma``)."""
@@ -198,7 +195,7 @@ class DSGBase(EstimatorState, BaseEstimator):
         if self.max_iter != "auto":
             return int(self.max_iter)
         steps_per_epoch = max(1, round(n_samples / self.batch_size))
-        return max(1, math.ceil(getattr(self, "min_steps", MIN_STEPS) / steps_per_epoch))
+        return max(1, math.ceil(getattr(self, "min_steps", LIMITS.min_steps) / steps_per_epoch))
 
     def _batches(self, n_samples: int, n_epochs: int, rng: np.random.RandomState):
         """Row indices of each mini-batch: ``round(n/b)`` near-equal batches per epoch."""
@@ -298,7 +295,7 @@ class DSGBase(EstimatorState, BaseEstimator):
         """Steps on consecutive ``batch_size`` rows of a stream, in order, with the stream's bar.
 
         Without ``n_components`` the feature budget follows the rows seen so far,
-        ``16·√n·ln n`` features (:func:`~kernelstream.estimators._budget.default_features`);
+        ``16·√n·ln n`` features (:func:`~kernelstream.planning.default_features`);
         past it, steps revisit blocks."""
         b, expansion = self.batch_size, self.expansion_
         targets = self._targets(y, X.shape[0])

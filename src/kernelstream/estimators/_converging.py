@@ -25,45 +25,21 @@ from .._device import resolve_device, to_tensor
 from .._threads import respects_n_jobs
 from .._validation import Integral, Interval, Real, StrOptions
 from ..expansion import Expansion
-from ..features import kernel_class, make_feature_map, resolve_bandwidth
+from ..features import make_feature_map, resolve_bandwidth
 from ..ops.sparse import CSRRows, keeps_sparse
+from ..planning import LIMITS, DataShape, FitPlan, dual_layout, plan_fit
 from ..rng import draw_seed
 from ..solvers.conjugate import QUADRATIC_LOSSES
-from ..solvers.direct import DIRECT_MAX_FEATURES
-from ..solvers.dual import DUAL_MAX_ROWS, dual_ridge, gram_rows
+from ..solvers.dual import dual_ridge, gram_rows
 from ..solvers.dual_hinge import dual_squared_hinge
 from ..solvers.preconditioned import INTERCEPT_FEATURE, EpochControl, FitResult
 from ..solvers.selection import (Problem, candidate_records, cross_validate, grow_features,
                                  race_bandwidths)
 from ..solvers.streams import rows_of, subset
-from ._budget import dual_features, max_feature_blocks
 from ._checkpointing import FitCheckpoint
 from ._progress import EpochProgress, closing
 
-__all__ = ["ConvergingMixin", "SIGMA_SCALES", "ALPHAS"]
-
-#: ``sigma="auto"``: candidates ``scale × median distance`` raced by successive halving
-SIGMA_SCALES = (0.125, 0.25, 0.5, 1.0, 2.0)
-#: ``alpha="auto"``: candidates trained side by side, the best on validation kept
-ALPHAS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7)
-#: double the features while the best validation loss falls by more than this (relative)
-GROWTH_TOL = 1e-3
-#: ``alpha="auto"`` on few rows (the dual route, where every ``α`` costs ``O(n²)``): half decades
-DUAL_ALPHAS = tuple(10.0 ** (-k / 2) for k in range(2, 17))
-#: the losses the dual route solves exactly
-DUAL_LOSSES = (*QUADRATIC_LOSSES, "squared_hinge")
-#: CSR rows take the dual route when their dense copy holds at most this many values (128 MB)
-DUAL_DENSE_FLOATS = 2**25
-#: up to this many rows, sigma and alpha are chosen by 5-fold cross-validation, not on one
-#: held-out tenth (a few hundred rows are too few to choose by: diabetes, 768 rows, picked a
-#: 4× smaller bandwidth on one split of three)
-CV_MAX_ROWS = 4096
-#: epochs per candidate in the race (early stopping usually ends them sooner)
-RACE_MAX_ITER = 20
-#: blocks of each candidate in the race (a larger explicit budget is used only by the winner)
-RACE_BLOCKS = 1
-#: epochs of the preconditioned solver with ``max_iter="auto"``
-MAX_ITER = 100
+__all__ = ["ConvergingMixin"]
 
 CONVERGING_CONSTRAINTS = {
     "solver": [StrOptions({"preconditioned", "cg", "one_pass"})],
@@ -86,7 +62,17 @@ class ConvergingMixin:
     _fitted_attributes = ("alpha_", "loss_curve_", "validation_scores_", "best_validation_score_")
 
     def _one_pass_alpha(self) -> float:
-        return 1e-6 if self.alpha == "auto" else float(self.alpha)
+        return LIMITS.one_pass_alpha if self.alpha == "auto" else float(self.alpha)
+
+    def _plan(self, X, warm: bool, **shape) -> FitPlan:
+        """The :class:`~kernelstream.planning.FitPlan` of a fit on ``X`` (``shape`` overrides
+        what ``X`` tells: a stream's counts), kept as ``fit_plan_``."""
+        classes = getattr(self, "classes_", None)
+        shape = DataShape(**{"n_rows": X.shape[0], "n_features": X.shape[1],
+                             "sparse": sp.issparse(X),
+                             "n_classes": None if classes is None else len(classes), **shape})
+        self.fit_plan_ = plan_fit(type(self).__name__, shape, self.get_params(), warm=warm)
+        return self.fit_plan_
 
     def _one_pass_sigma(self):
         return "median" if self.sigma == "auto" else self.sigma
@@ -100,15 +86,16 @@ class ConvergingMixin:
             run = FitCheckpoint(self, resume)  # reads the checkpoint, checks the parameters
             rng = run.random_state(check_random_state(self.random_state))
             seed = draw_seed(rng)  # drawn on warm starts too: the same validation rows
+            plan = self._plan(X, warm)
             if not warm:
                 self.seed_ = seed
                 self.device_ = resolve_device(self.device)
-                self._resolve_loss(self.solver, few_rows=self._dual_route_possible(X))
+                self._resolve_loss(plan.loss)
                 self._fit_target_scaling(y)
             self._check_solver_loss()
             targets = self._targets(y, X.shape[0])
             weight = sample_weight * self._class_weights(targets)
-            if not warm and self._takes_dual_route(X):
+            if plan.route == "dual":
                 self._fit_dual(X, targets, weight)
                 self._pending = None
                 return self
@@ -119,37 +106,22 @@ class ConvergingMixin:
             if warm:
                 feature_map, alphas, J = self.expansion_.feature_map, [self.alpha_], self.expansion_.n_blocks
                 result, J, history, feature_map = grow_features(
-                    problem, feature_map, alphas, self._control(), J, J, GROWTH_TOL, self._theta(),
-                    callback, run.growth(J, self.device_))
+                    problem, feature_map, alphas, self._control(), J, J, plan.growth_tol,
+                    self._theta(), callback, run.growth(J, self.device_))
             else:
                 rows = train_rows if val_rows is None else np.concatenate([train_rows, val_rows])
                 everything = dataclasses.replace(problem, train_rows=torch.as_tensor(rows, device=problem.X.device))
                 feature_map, alphas, (J, max_blocks) = run.selection(
                     self, lambda: self._select(problem, X, everything))
                 result, J, history, feature_map = grow_features(
-                    problem, feature_map, alphas, self._control(), J, max_blocks, GROWTH_TOL,
-                    callback=callback, state=run.growth(J, self.device_), narrow=self.sigma == "auto")
+                    problem, feature_map, alphas, self._control(), J, max_blocks, plan.growth_tol,
+                    callback=callback, state=run.growth(J, self.device_), narrow=plan.narrow)
             self._set_preconditioned(result, feature_map, alphas, J, history)
             self._calibrate(problem)
             self._pending = None
         return self
 
     # -- the dual route: few rows, the squared loss or the squared hinge --------------------
-    def _takes_dual_route(self, X) -> bool:
-        """Whether ``fit`` solves exactly in the dual: the default solver and ``max_iter``, at
-        most ``DUAL_MAX_ROWS`` rows (CSR ones densified when that takes at most
-        ``DUAL_DENSE_FLOATS`` values), the squared loss (:mod:`kernelstream.solvers.dual`) or the
-        classifier's squared hinge (:mod:`kernelstream.solvers.dual_hinge`). The result is the
-        optimum the epochs would converge to, on every row (no tenth held out), so there is
-        nothing to checkpoint."""
-        return self._dual_route_possible(X) and self._make_loss().name in DUAL_LOSSES
-
-    def _dual_route_possible(self, X) -> bool:
-        """The conditions of the dual route but the loss's."""
-        return (self.solver == "preconditioned" and self.max_iter == "auto"
-                and X.shape[0] <= DUAL_MAX_ROWS
-                and (not sp.issparse(X) or X.shape[0] * X.shape[1] <= DUAL_DENSE_FLOATS))
-
     def _fit_dual(self, X, targets, weight) -> None:
         """``σ`` and ``α`` of least leave-one-out loss at the number of features kept, each
         ``σ`` from its ``n × n`` Gram matrix (least squares: one eigendecomposition serves every
@@ -160,16 +132,17 @@ class ConvergingMixin:
         X_t = to_tensor(X, dtype, device)
         y_t = self._target_tensor(targets, device)
         w_t = torch.as_tensor(weight, dtype=dtype, device=device)
-        block_size, n_blocks = self._dual_layout(X.shape[0])
+        plan = self.fit_plan_
+        block_size, n_blocks = plan.block_size, plan.max_blocks
         sigmas = self._bandwidth_candidates(X)
-        alphas = list(DUAL_ALPHAS) if self.alpha == "auto" else [float(self.alpha)]
+        alphas = list(plan.dual_alphas)
         if len(sigmas) * len(alphas) > 1 and int((w_t > 0).sum()) < 2:
             raise ValueError(f"n_samples={X.shape[0]} is too few to choose sigma and alpha by "
                              "leave-one-out (rows of positive sample_weight: "
                              f"{int((w_t > 0).sum())}); pass more rows, or numbers for sigma "
                              "and alpha.")
         best, records = self._solve_dual(X_t, y_t, w_t, sigmas, alphas, block_size, n_blocks,
-                                         self._dual_losses())
+                                         plan.losses_compared)
         candidates = [name for name in best if math.isfinite(best[name][0])] or list(best)
         if not math.isfinite(best[candidates[0]][0]):
             warnings.warn(f"The squared hinge's Newton iteration did not converge at alpha="
@@ -215,23 +188,10 @@ class ConvergingMixin:
             del rows  # one bandwidth's n × n matrices at a time
         return best, records
 
-    def _dual_losses(self) -> tuple[str, ...]:
-        """The losses the dual route solves, the first kept unless another makes fewer
-        leave-one-out errors (the classifier's ``loss="auto"`` on two classes tries two)."""
-        return (self._make_loss().name,)
-
     def _clearly_better(self, candidate, kept, targets, weight) -> bool:
         """Whether the leave-one-out predictions ``candidate`` beat ``kept`` (another loss of
         ``_dual_losses``; the classifier compares errors)."""
         return False
-
-    def _dual_layout(self, n_rows: int) -> tuple[int, int]:
-        """``(block_size, blocks)`` of the dual route: an explicit ``n_components`` as it is,
-        else :func:`~kernelstream.estimators._budget.dual_features` in whole blocks."""
-        block_size, n_blocks = self._feature_layout()
-        if n_blocks is not None:
-            return block_size, n_blocks
-        return block_size, math.ceil(dual_features(n_rows) / block_size)
 
     def _make_map(self, n_features: int, sigma: float, block_size: int):
         """The feature map of bandwidth ``sigma`` (the estimator's kernel, seed and parameters)."""
@@ -239,10 +199,11 @@ class ConvergingMixin:
                                 kernel_params=self.kernel_params)
 
     def _bandwidth_candidates(self, X) -> list[float]:
-        """``sigma="auto"``: ``SIGMA_SCALES × median distance``; else the one bandwidth asked."""
-        if self.sigma == "auto":
+        """``sigma="auto"``: the plan's scales × the median distance; else the one bandwidth asked."""
+        scales = self.fit_plan_.sigma_scales
+        if scales is not None:
             median = resolve_bandwidth(self.kernel, X, "median", 1.0, self.seed_)
-            return [scale * median for scale in SIGMA_SCALES]
+            return [scale * median for scale in scales]
         return [resolve_bandwidth(self.kernel, X, self.sigma, self.sigma_scale, self.seed_)]
 
     def _calibrate_held_out(self, scores, targets, weight) -> None:
@@ -252,7 +213,7 @@ class ConvergingMixin:
     def _split(self, y, n: int, rng) -> tuple[np.ndarray, np.ndarray | None]:
         """Row indices to train and to validate on (``None`` when neither early stopping nor
         the race needs validation rows: then every row trains)."""
-        if not self.early_stopping and not self._needs_race():
+        if self.fit_plan_.validation_fraction is None:
             return rng.permutation(n), None
         n_val = math.ceil(self.validation_fraction * n)
         if n - n_val < 1:
@@ -280,9 +241,6 @@ class ConvergingMixin:
     def _check_fit_targets(self, y, sample_weight) -> None:
         """Refuse targets the solver cannot learn from (the classifier: one weighted class)."""
 
-    def _needs_race(self) -> bool:
-        return self.sigma == "auto" or self.alpha == "auto"
-
     def _problem(self, X, y, weight, train_rows, val_rows) -> Problem:
         """The solver's view: the data as tensors once, the training rows by index."""
         dtype, device = self._torch_dtype(), self.device_
@@ -308,83 +266,56 @@ class ConvergingMixin:
         return "cg" if self.solver == "cg" else "sgd"
 
     def _control(self, max_iter=None) -> EpochControl:
-        epochs = MAX_ITER if self.max_iter == "auto" else int(self.max_iter)
-        return EpochControl(max_iter=min(epochs, max_iter or epochs), tol=self.tol,
-                            n_iter_no_change=self.n_iter_no_change)
-
-    def _block_layout(self, n_rows: int) -> tuple[int, int, int]:
-        """``(block_size, blocks to start from, most blocks)``: an explicit ``n_components`` is
-        used as it is; by default one block, doubled up to
-        :func:`~kernelstream.estimators._budget.default_features` (rounded up to whole blocks)."""
-        block_size, n_blocks = self._feature_layout()
-        if n_blocks is not None:
-            return block_size, n_blocks, n_blocks
-        return block_size, 1, max_feature_blocks(n_rows, block_size)
+        plan = self.fit_plan_
+        return EpochControl(max_iter=min(plan.max_iter, max_iter or plan.max_iter), tol=plan.tol,
+                            n_iter_no_change=plan.n_iter_no_change)
 
     def _select(self, problem: Problem, X, all_rows: Problem):
-        """Feature map, ``α`` candidates and starting blocks: with "auto", ``sigma`` and
-        ``alpha`` by 5-fold cross-validation over ``all_rows`` (up to ``CV_MAX_ROWS`` rows), else
-        the bandwidth by the race on the held-out rows."""
-        block_size, J, max_blocks = self._block_layout(problem.n_train)
-        make_map = functools.partial(self._make_map, X.shape[1], block_size=block_size)
-
-        alphas = list(ALPHAS) if self.alpha == "auto" else [float(self.alpha)]
-        sigmas = self._bandwidth_candidates(X)
+        """Feature map, ``α`` candidates and ``(blocks to start from, most blocks)``, as the
+        plan's ``selection`` says: the dual subsample's leave-one-out, 5-fold cross-validation
+        over ``all_rows``, the race on the held-out rows, or none."""
+        plan = self.fit_plan_
+        make_map = functools.partial(self._make_map, X.shape[1], block_size=plan.block_size)
+        alphas, sigmas = list(plan.alphas), self._bandwidth_candidates(X)
+        blocks = (plan.start_blocks, plan.max_blocks)
         self.cv_results_ = None
         choice = (self._dual_subsample_selection(all_rows, sigmas)
-                  if len(sigmas) * len(alphas) > 1 and self._selects_on_a_dual_subsample(problem, all_rows)
-                  else None)
+                  if plan.selection == "dual_subsample" else None)
         if choice is not None:
             sigma, alpha, records = choice
             self.cv_results_ = _cv_results(records)
-            return make_map(sigma), [alpha], (J, max_blocks)
-        control, race_blocks = self._control(RACE_MAX_ITER), min(J, RACE_BLOCKS)
-        if problem.loss.name in QUADRATIC_LOSSES and race_blocks * block_size + 1 <= DIRECT_MAX_FEATURES:
-            # judge each candidate by its exact optimum, not by how far a few epochs get
+            return make_map(sigma), [alpha], blocks
+        method = plan.fallback_selection or plan.selection
+        control = self._control(LIMITS.race_max_iter)
+        if plan.judge == "direct":  # judge each candidate by its exact optimum
             problem, all_rows = (dataclasses.replace(p, method="direct") for p in (problem, all_rows))
-        if len(sigmas) * len(alphas) > 1 and all_rows.n_train <= CV_MAX_ROWS:
+        if method == "cross_validation":
             sigma, alpha, records = cross_validate(all_rows, make_map, sigmas, alphas, control,
-                                                   race_blocks)
+                                                   plan.race_blocks)
             alphas = [alpha]
             self.cv_results_ = _cv_results(records)
-        elif len(sigmas) > 1:
-            sigma, records = race_bandwidths(problem, make_map, sigmas, alphas, control, race_blocks)
+        elif method == "race":
+            sigma, records = race_bandwidths(problem, make_map, sigmas, alphas, control,
+                                             plan.race_blocks)
             self.cv_results_ = _cv_results(records)
         else:
             sigma = sigmas[0]
-        return make_map(sigma), alphas, (J, max_blocks)
-
-    def _selects_on_a_dual_subsample(self, problem: Problem, all_rows: Problem) -> bool:
-        """Whether ``σ`` and ``α`` are chosen by the dual route's leave-one-out on
-        ``DUAL_MAX_ROWS`` of the rows (:meth:`_dual_subsample_selection`): in memory, at most
-        ``CV_MAX_ROWS`` rows (a sparse subsample densified in at most ``DUAL_DENSE_FLOATS``
-        values), a loss of ``_subsample_dual_losses``."""
-        return (problem.loss.name in self._subsample_dual_losses()
-                and type(all_rows) is Problem and getattr(problem, "comm", None) is None
-                and all_rows.n_train <= CV_MAX_ROWS
-                and DUAL_MAX_ROWS * all_rows.X.shape[1] <= DUAL_DENSE_FLOATS)
-
-    def _subsample_dual_losses(self) -> tuple[str, ...]:
-        """Losses whose epochs take ``σ`` and ``α`` from a dual subsample (the classifier's
-        squared hinge on two classes)."""
-        return ()
+        return make_map(sigma), alphas, blocks
 
     def _dual_subsample_selection(self, all_rows: Problem, sigmas) -> tuple[float, float, list] | None:
         """``(σ, α, cv_results_ records)`` of least leave-one-out loss of the exact optimum on a
-        seeded subsample of ``DUAL_MAX_ROWS`` rows at the dual route's features: 5-fold
-        cross-validation at one block of features by 20 epochs judged a sphere's boundary
-        (``make_hastie_10_2``, 2,550 rows) at half the bandwidth it needs, 3.5% test error
-        against 2.1% (a tuned SVC 2.6%). ``None`` where no candidate converged."""
+        seeded subsample of ``dual_max_rows`` rows at the dual route's features; ``None`` where
+        no candidate converged (record: docs/decisions/dual-subsample-selection.md)."""
         rows = all_rows.index(torch.arange(all_rows.n_train, device=all_rows.y.device))
         rows = rows[all_rows.weight[rows] > 0]  # rows of weight 0 would only leave the fit
-        n = min(DUAL_MAX_ROWS, len(rows))
+        n = min(LIMITS.dual_max_rows, len(rows))
         order = torch.randperm(len(rows), generator=torch.Generator().manual_seed(self.seed_))
         pick = rows[order[:n].to(rows.device)]
         X_sub, y_sub, w_sub = all_rows.X[pick], all_rows.y[pick], all_rows.weight[pick]
-        block_size, n_blocks = self._dual_layout(n)
-        alphas = list(DUAL_ALPHAS) if self.alpha == "auto" else [float(self.alpha)]
+        block_size, n_blocks = dual_layout(n, self.n_components, self.block_size)
         loss = all_rows.loss.name
-        best, records = self._solve_dual(X_sub, y_sub, w_sub, sigmas, alphas, block_size, n_blocks, (loss,))
+        best, records = self._solve_dual(X_sub, y_sub, w_sub, sigmas, list(self.fit_plan_.dual_alphas),
+                                         block_size, n_blocks, (loss,))
         loo, alpha, solution = best[loss]
         return (solution.feature_map.sigma, alpha, records) if math.isfinite(loo) else None
 

@@ -3,8 +3,8 @@
 **Default solver** (:func:`fit_preconditioned_stream`, ``DSGRegressor``/``DSGClassifier``):
 
 1. a first pass (:mod:`._first_pass`): rows, classes (or the ones declared with ``classes=``)
-   and target moments, a seeded sample of ``SAMPLE_ROWS`` training rows, and the held-out rows
-   (all of them when they fit in ``VALIDATION_BYTES``, else the seeded uniform sample of them
+   and target moments, a seeded sample of ``sample_rows`` training rows, and the held-out rows
+   (all of them when they fit in ``validation_bytes``, else the seeded uniform sample of them
    that does), kept in memory;
 2. the model selection of the in-memory fit (bandwidth race or cross-validation) on that sample,
    in memory;
@@ -36,6 +36,7 @@ from .._validation import check_magnitude
 from ..data import Chunk, Source
 from ..distributed import Communicator, ShardGroup, communicator_for
 from ..features import kernel_class, make_feature_map
+from ..planning import LIMITS, chooses
 from ..rng import draw_seed
 from ..solvers.selection import Problem, grow_features
 from ..solvers.streams import StreamProblem, StreamValidation, rows_of
@@ -43,15 +44,8 @@ from ._first_pass import concat_chunks, first_pass, take
 from ._progress import closing
 
 __all__ = ["is_source", "fit_preconditioned_stream", "fit_one_pass_stream", "fit_aogd_stream",
-           "arrays_of", "sample_of", "readers_of", "SAMPLE_ROWS", "VALIDATION_SAMPLE_ROWS"]
+           "arrays_of", "sample_of", "readers_of"]
 
-#: training rows of the in-memory sample (model selection, preconditioner sketches): the race's
-#: two rungs (4096 rows, then 16384) are those of the in-memory fit
-SAMPLE_ROWS = 16384
-#: held-out rows that score the race (the first of the held-out sample)
-VALIDATION_SAMPLE_ROWS = 4096
-#: memory (as the solver's tensors) for the held-out rows that score each epoch
-VALIDATION_BYTES = 32 * 2**20
 #: rows per batch of the held-out rows
 VALIDATION_BATCH_ROWS = 4096
 
@@ -190,19 +184,29 @@ def _start(estimator, whole: Source, stats, seed: int, classes) -> None:
     if hasattr(estimator, "feature_names_in_"):
         del estimator.feature_names_in_
     _start_labels(estimator, whole, stats, classes)
-    estimator._resolve_loss(getattr(estimator, "solver", "one_pass"))
-    if hasattr(estimator, "_check_solver_loss"):
-        estimator._check_solver_loss()
+
+
+def _plan(estimator, whole: Source, stats, warm: bool):
+    """The fit plan of a stream: its rows and width, the training rows of the first pass and
+    the sampled rows that choose ``σ`` and ``α``."""
+    sample, held = stats.samples[0].sample(), stats.samples[1].sample()
+    n_sample = 0 if sample is None else len(sample.row_ids)
+    n_held = 0 if held is None else min(len(held.row_ids), LIMITS.validation_sample_rows)
+    n_rows = sum(train + val for train, val in stats.reader_rows)
+    X = sp.csr_matrix((0, whole.n_features)) if sample is not None and sp.issparse(sample.X) else \
+        np.empty((0, whole.n_features))
+    return estimator._plan(X, warm, n_rows=n_rows, stream=True, n_train=stats.n_train,
+                           selection_rows=n_sample + n_held)
 
 
 def _sample_problem(estimator, stats, convert: ChunkConverter) -> tuple[Problem, Problem]:
     """The sample as in-memory problems: training rows with the held-out sample as
     validation, and every sampled row (for cross-validation)."""
     train, held = stats.samples[0].sample(), stats.samples[1].sample()
-    held = None if held is None else take(held, slice(0, VALIDATION_SAMPLE_ROWS))
+    held = None if held is None else take(held, slice(0, LIMITS.validation_sample_rows))
     X, y, w = convert(train, dense=False)
     validation = None if held is None or not len(held.row_ids) else convert(held, dense=False)
-    if validation is None and estimator._needs_race():
+    if validation is None and chooses(estimator.get_params()):
         raise ValueError(f"The stream has too few rows to hold out validation_fraction="
                          f"{estimator.validation_fraction} for the choice of sigma and alpha; "
                          "pass more rows, or numbers for sigma and alpha.")
@@ -223,10 +227,11 @@ def _select_on_sample(estimator, stats, convert: ChunkConverter, comm: Communica
     selection of the in-memory fit on the sample, rank 0's choice on every rank, with the
     feature budget of the whole stream."""
     problem, everything = _sample_problem(estimator, stats, convert)
-    feature_map, alphas, _ = estimator._select(problem, stats.samples[0].sample().X, everything)
+    feature_map, alphas, (J, max_blocks) = estimator._select(problem, stats.samples[0].sample().X,
+                                                             everything)
     sigma, alphas, estimator.cv_results_ = comm.broadcast_object(
         (feature_map.sigma, alphas, estimator.cv_results_))
-    block_size, J, max_blocks = estimator._block_layout(stats.n_train)
+    block_size = estimator.fit_plan_.block_size
     if (sigma, block_size) != (feature_map.sigma, feature_map.block_size):
         feature_map = make_feature_map(estimator.kernel, estimator.n_features_in_, sigma,
                                        block_size, estimator.seed_,
@@ -262,15 +267,14 @@ def _stream_problem(estimator, readers, holdout, split_seed, stats, convert, com
 
 
 def _held_out_rows(estimator, whole: Source) -> int:
-    """How many held-out rows the first pass keeps: as many as ``VALIDATION_BYTES`` holds."""
+    """How many held-out rows the first pass keeps: as many as ``validation_bytes`` holds
+    (:class:`~kernelstream.planning.FitLimits`)."""
     row_bytes = (whole.n_features + 2) * torch.empty((), dtype=estimator._torch_dtype()).element_size()
-    return max(VALIDATION_SAMPLE_ROWS, VALIDATION_BYTES // row_bytes)
+    return max(LIMITS.validation_sample_rows, LIMITS.validation_bytes // row_bytes)
 
 
 def fit_preconditioned_stream(estimator, data, classes=None):
     """The default ``fit`` on a stream (module docstring); ``estimator`` is a ConvergingMixin."""
-    from ._converging import GROWTH_TOL
-
     readers, comm, whole = readers_of(data)
     with estimator._unchanged_on_error():
         warm = (estimator.warm_start and hasattr(estimator, "expansion_")
@@ -279,11 +283,11 @@ def fit_preconditioned_stream(estimator, data, classes=None):
             estimator._validate_params()
             estimator._check_params()
         seed = comm.broadcast_object(draw_seed(check_random_state(estimator.random_state)))
-        needs_holdout = estimator.early_stopping or (estimator._needs_race() and not warm)
+        needs_holdout = estimator.early_stopping or (chooses(estimator.get_params()) and not warm)
         holdout = estimator.validation_fraction if needs_holdout else None
         split_seed = seed % 2**31
         stats = first_pass(readers, comm, holdout, split_seed, split_seed + 1,
-                           (SAMPLE_ROWS, _held_out_rows(estimator, whole)), _label_kind(estimator))
+                           (LIMITS.sample_rows, _held_out_rows(estimator, whole)), _label_kind(estimator))
         if warm:
             if _label_kind(estimator) == "classes":
                 check_labels_known(whole, stats, estimator.classes_, "classes_")
@@ -293,14 +297,18 @@ def fit_preconditioned_stream(estimator, data, classes=None):
         else:
             _start(estimator, whole, stats, seed, classes)
             theta = None
+        plan = _plan(estimator, whole, stats, warm)
+        if not warm:
+            estimator._resolve_loss(plan.loss)
+            estimator._check_solver_loss()
         convert = ChunkConverter(estimator, _class_weight_vector(estimator, stats), whole.locate)
         if not warm:
             feature_map, alphas, J, max_blocks = _select_on_sample(estimator, stats, convert, comm)
         problem = _stream_problem(estimator, readers, holdout, split_seed, stats, convert, comm)
         with closing(estimator._progress()) as progress:
             result, J, history, feature_map = grow_features(
-                problem, feature_map, alphas, estimator._control(), J, max_blocks, GROWTH_TOL,
-                theta, progress, narrow=estimator.sigma == "auto" and not warm)
+                problem, feature_map, alphas, estimator._control(), J, max_blocks, plan.growth_tol,
+                theta, progress, narrow=plan.narrow)
         estimator._set_preconditioned(result, feature_map, alphas, J, history)
         estimator._calibrate(problem)
         estimator._pending = None
@@ -318,7 +326,7 @@ def fit_one_pass_stream(estimator, data, classes=None):
     with estimator._unchanged_on_error():
         estimator._validate_params()
         estimator._check_params()
-        stats = first_pass(readers, comm, None, 0, 1, (SAMPLE_ROWS, 0), _label_kind(estimator))
+        stats = first_pass(readers, comm, None, 0, 1, (LIMITS.sample_rows, 0), _label_kind(estimator))
         rng = check_random_state(estimator.random_state)
         _start(estimator, whole, stats, 0, classes)
         expansion = estimator._start(stats.samples[0].sample().X, None, rng)
@@ -365,7 +373,7 @@ def fit_aogd_stream(estimator, data):
     source = _whole_source(data, type(estimator).__name__)
     with estimator._unchanged_on_error():
         estimator._validate_params()
-        stats = first_pass([source], Communicator(), None, 0, 1, (SAMPLE_ROWS, 0), "classes")
+        stats = first_pass([source], Communicator(), None, 0, 1, (LIMITS.sample_rows, 0), "classes")
         sample = stats.samples[0].sample()
         if sample is None or not stats.has_labels:
             raise ValueError(f"{source!r} has no labelled rows; open it with label=.")

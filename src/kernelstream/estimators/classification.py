@@ -15,6 +15,7 @@ from sklearn.utils.metaestimators import available_if
 from .._validation import Interval, Real, StrOptions
 from ..calibration import fit_temperature, tempered_proba
 from ..losses import get_loss
+from ..planning import LIMITS, resolve_loss, resolve_precond_eps
 from ._base import DSGBase, assign_parameters, predict_in_row_chunks
 from ._checkpointing import refuse_checkpoints
 from ._converging import CONVERGING_CONSTRAINTS, ConvergingMixin
@@ -24,38 +25,6 @@ from ._streaming import is_source
 __all__ = ["DSGClassifier"]
 
 CLASSIFICATION_LOSSES = {"hinge", "squared_hinge", "logistic", "log_loss", "squared", "auto"}
-#: ``loss="auto"`` for a binary ``fit`` by epochs (more than 2048 rows, or an explicit
-#: ``max_iter``): the squared hinge ``max(0, 1 − yu)²`` of the L2-SVM. Least squares (the
-#: default before) also penalises outputs beyond the margin, so its validation loss chose a
-#: bandwidth 4× too narrow on ``make_hastie_10_2`` (a sphere's boundary in ten dimensions,
-#: 9,000 training rows): 6.5–7.5% test error against 1.2–1.7% for a tuned SVC (3 splits,
-#: ``benchmarks/results/shared_defaults_loss.md``); the squared hinge: 1.23%, 1.23%, 1.53% (mean
-#: 1.33% against the SVC's 1.36%). In the same file: a9a 14.86% (least squares 14.75%), MNIST 8
-#: vs 6 0.26% (0.16%: two test rows of 1,932), Bananas, Fair and moons within 1.5% of the best
-#: tuned peer.
-#: With more classes the softmax stays (MNIST, ten classes: 2.05% least squares as
-#: DSGRegressor on one-hot targets, 1.89% softmax), and one pass (``partial_fit``) is the
-#: paper's logistic SGD. On few rows (the exact dual route, at most 2048) least squares serves
-#: three or more classes, and for two it is kept unless the squared hinge, solved there too,
-#: makes significantly fewer leave-one-out errors (``make_hastie_10_2``, 1,500 and 2,048
-#: rows: least squares 4.9%, the hinge 2.2% and 1.6%, a tuned SVC 2.6%; on moons, digits odd
-#: vs even and six small binary sets least squares stays: ``benchmarks/results/dual_hinge.md``). Least
-#: squares solved exactly with leave-one-out selection, test error, 3 splits,
-#: against the softmax's epochs: digits (ten classes) 1.70% vs 2.22% (SVC 2.07%), river's
-#: ImageSegments (seven) 3.46% vs 4.15%, wine 0% vs 1.48%, iris 0.88% both — and 3–14× faster;
-#: binary: digits odd vs even 1.5% vs 2.2% (logistic), breast cancer, phishing, diabetes and
-#: german within 10% of a tuned peer (``shared_defaults_small_10_splits.md``).
-AUTO_BINARY_LOSS = "squared_hinge"
-#: rows of the training set that calibrate probabilities when no validation rows are held out
-CALIBRATION_ROWS = 20000
-
-#: ``precond_eps="auto"``: ε relative to the mean eigenvalue of ``ΨᵀΨ/b``, from measurements
-#: (benchmarks/results/mnist10.md). Softmax over many classes gains from light damping (MNIST,
-#: 10 classes, 16384 rows: rbf 5.66% error at ε = 3, 4.34% at 0.3, 4.45% at 0.1; arccos 8.57%
-#: at 3, 4.40% at 0.1), binary problems from heavier damping (a9a: 14.86% at 3, 15.39% at 0.3,
-#: 16.20% at 0.1).
-PRECOND_EPS_BINARY = 3.0
-PRECOND_EPS_SOFTMAX = 0.1
 
 
 def _has_proba(estimator) -> bool:
@@ -88,7 +57,7 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
         solve least squares only) and for three or more classes on the exact dual route (at
         most 2048 rows, ``max_iter="auto"``); for two classes with ``solver="preconditioned"``
         it is "squared_hinge" by epochs (least squares chose a far too narrow bandwidth on a
-        sphere's boundary: see ``AUTO_BINARY_LOSS``), and on the dual route both are solved
+        sphere's boundary: docs/decisions/auto-binary-loss.md), and on the dual route both are solved
         exactly and the hinge is kept only for significantly fewer leave-one-out errors; else
         "logistic" (the softmax over three or more classes, ``solver="one_pass"``,
         ``partial_fit``); ``loss_`` says which.
@@ -233,36 +202,16 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
     def _loss_name(self) -> str:
         """The loss trained (``loss_``; before any fit, ``loss`` with "auto" as for one pass),
         "softmax" for the logistic loss over three or more classes."""
-        loss = getattr(self, "loss_", None) or self._chosen_loss("one_pass")
+        loss = getattr(self, "loss_", None) or resolve_loss(self.loss, "one_pass", self._n_classes(), False)
         if loss == "logistic" and len(getattr(self, "classes_", ())) > 2:
             return "softmax"
         return loss
 
-    def _chosen_loss(self, solver: str, few_rows: bool = False) -> str:
-        """``loss`` with "auto" resolved for ``solver`` (and, with ``few_rows``, for a fit that
-        least squares would solve exactly in the dual) and "log_loss" spelled "logistic"."""
-        if self.loss == "auto":
-            binary = len(getattr(self, "classes_", ())) == 2
-            if solver == "preconditioned" and binary:
-                return AUTO_BINARY_LOSS  # by epochs, or exactly in the dual on few rows
-            if solver == "cg" or (solver == "preconditioned" and few_rows):
-                return "squared"  # conjugate gradients and the exact dual route: least squares
-            return "logistic"
-        return "logistic" if self.loss == "log_loss" else self.loss
+    def _n_classes(self) -> int | None:
+        return len(getattr(self, "classes_", ()))
 
-    def _resolve_loss(self, solver: str, few_rows: bool = False) -> None:
-        self.loss_ = self._chosen_loss(solver, few_rows)
-
-    def _dual_losses(self) -> tuple[str, ...]:
-        """``loss="auto"`` on two classes and few rows: least squares and the squared hinge,
-        each with its own ``(σ, α)``; the hinge is kept only for significantly fewer
-        leave-one-out errors (``_clearly_better``; see ``AUTO_BINARY_LOSS``)."""
-        if self.loss == "auto" and len(self.classes_) == 2:
-            return ("squared", "squared_hinge")
-        return super()._dual_losses()
-
-    def _subsample_dual_losses(self) -> tuple[str, ...]:
-        return ("squared_hinge",) if len(self.classes_) == 2 else ()
+    def _resolve_loss(self, loss: str) -> None:
+        self.loss_ = loss
 
     def _clearly_better(self, candidate, kept, targets, weight) -> bool:
         """Whether the leave-one-out predictions ``candidate`` make significantly fewer errors
@@ -285,7 +234,7 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
         return predictions.argmax(dim=1) != targets.argmax(dim=1)
 
     def _calibrate(self, problem) -> None:
-        """``proba_temperature_`` from the validation rows (else up to ``CALIBRATION_ROWS``
+        """``proba_temperature_`` from the validation rows (else up to ``calibration_rows``
         training rows) when the loss is not the logistic one."""
         self.proba_temperature_ = None
         if self._loss_name() in ("logistic", "softmax"):
@@ -318,9 +267,7 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
 
     def _precond_eps(self) -> float:
         """``precond_eps``, with "auto" resolved by the loss (see the class docstring)."""
-        if self.precond_eps != "auto":
-            return float(self.precond_eps)
-        return PRECOND_EPS_SOFTMAX if self._loss_name() == "softmax" else PRECOND_EPS_BINARY
+        return resolve_precond_eps(self.precond_eps, self._loss_name(), self._n_classes())
 
     def _n_outputs(self):
         return 1 if len(self.classes_) == 2 else len(self.classes_)
@@ -337,7 +284,7 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
 
 def _calibration_rows(problem) -> tuple | None:
     """``(X, targets, weight)`` to fit the temperature on: the validation rows (a stream's
-    held-out batches joined), else up to ``CALIBRATION_ROWS`` training rows. ``X`` is a tensor
+    held-out batches joined), else up to ``calibration_rows`` training rows. ``X`` is a tensor
     or a CSR matrix (rows kept sparse are densified a prediction chunk at a time); None when
     the rows are neither."""
     validation = problem.validation
@@ -350,9 +297,9 @@ def _calibration_rows(problem) -> tuple | None:
         X = _joined([batch[0] for batch in batches])
         targets, weight = (torch.cat([batch[i] for batch in batches]) for i in (1, 2))
     elif hasattr(problem, "readers"):
-        X, targets, weight = _first_stream_rows(problem, CALIBRATION_ROWS)
+        X, targets, weight = _first_stream_rows(problem, LIMITS.calibration_rows)
     else:
-        rows = problem.index(torch.arange(min(problem.n_train, CALIBRATION_ROWS), device=problem.y.device))
+        rows = problem.index(torch.arange(min(problem.n_train, LIMITS.calibration_rows), device=problem.y.device))
         X = problem.X.subset(rows) if hasattr(problem.X, "subset") else problem.X[rows]
         targets, weight = problem.y[rows], problem.weight[rows]
     X = _joined([X])

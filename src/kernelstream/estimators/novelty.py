@@ -21,7 +21,8 @@ from ..losses import get_loss
 from ..solvers import DSGConfig
 from .._state import random_state_from_state
 from .._threads import respects_n_jobs
-from ._base import MIN_STEPS, DSGBase, assign_parameters
+from ..planning import LIMITS
+from ._base import DSGBase, assign_parameters
 from ._streaming import arrays_of, is_source
 
 __all__ = ["DSGOneClass", "DSGDensityRatio"]
@@ -185,7 +186,7 @@ class DSGDensityRatio(DSGBase):
             rng = check_random_state(self.random_state)
             expansion = self._start(_stacked(X_p[:1000], X_q[:1000]), None, rng)
             steps = self._pair_steps(X_p, X_q)
-            n_epochs = max(1, math.ceil(MIN_STEPS / steps)) if self.max_iter == "auto" else self.max_iter
+            n_epochs = max(1, math.ceil(LIMITS.min_steps / steps)) if self.max_iter == "auto" else self.max_iter
             self._run_pair(expansion, X_p, X_q, steps * n_epochs, rng)
             self._set_fitted(expansion, n_epochs)
             self._rng_state = rng

@@ -1,0 +1,456 @@
+"""The fit planner: what a ``fit`` of :class:`DSGRegressor` or :class:`DSGClassifier` will do.
+
+One pure function, :func:`plan_fit`, turns the data's shape and the estimator's parameters into
+an immutable :class:`FitPlan`: the route (exact dual, epochs, one pass), how ``σ`` and ``α`` are
+chosen and on how many rows, the candidates, the feature budget, the solver, the loss "auto"
+resolves to and the stopping rule. Every threshold it compares against is a field of
+:class:`FitLimits`, documented once; the measurements behind them are decision records under
+``docs/decisions/``. The fitted estimator keeps the plan as ``fit_plan_``; ``print`` it to read
+in words what was done and why. Nothing here touches data or tensors.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+
+from .solvers.conjugate import QUADRATIC_LOSSES
+from .solvers.direct import DIRECT_MAX_FEATURES
+from .solvers.dual import DUAL_MAX_ROWS
+
+__all__ = ["FitLimits", "FitPlan", "DataShape", "LIMITS", "plan_fit", "default_features",
+           "dual_features", "max_feature_blocks", "feature_layout", "dual_layout", "resolve_loss",
+           "resolve_precond_eps", "chooses", "DUAL_LOSSES"]
+
+#: the losses the exact dual route solves
+DUAL_LOSSES = (*QUADRATIC_LOSSES, "squared_hinge")
+
+
+@dataclass(frozen=True)
+class FitLimits:
+    """Every threshold of the automatic choices, one line each (records: ``docs/decisions/``).
+
+    Pass a modified copy to :func:`plan_fit` (``dataclasses.replace(LIMITS, ...)``) to see how a
+    plan would change; the estimators use :data:`LIMITS`.
+    """
+
+    #: the exact dual route takes at most this many rows (its cost is ``O(n²D + n³)``)
+    dual_max_rows: int = DUAL_MAX_ROWS
+    #: sparse rows take the dual route when their dense copy holds at most this many values
+    dual_dense_floats: int = 2**25
+    #: up to this many rows in memory, ``σ`` and ``α`` are chosen by 5-fold cross-validation
+    #: (or the dual subsample), above it by a race on the held-out rows
+    cv_max_rows: int = 4096
+    #: epochs of each candidate in the race and in cross-validation
+    race_max_iter: int = 20
+    #: feature blocks of each candidate in the race and in cross-validation
+    race_blocks: int = 1
+    #: candidates are judged by their exact optimum (the normal equations) up to this many features
+    direct_max_features: int = DIRECT_MAX_FEATURES
+    #: epochs of the converging solver with ``max_iter="auto"``
+    max_iter: int = 100
+    #: feature growth doubles while the best validation loss falls by more than this (relative)
+    growth_tol: float = 1e-3
+    #: ``sigma="auto"``: candidates, multiples of the median pairwise distance
+    sigma_scales: tuple[float, ...] = (0.125, 0.25, 0.5, 1.0, 2.0)
+    #: ``alpha="auto"`` by epochs: candidates trained side by side
+    alphas: tuple[float, ...] = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7)
+    #: ``alpha="auto"`` on the dual route (every ``α`` costs ``O(n²)`` there): half decades
+    dual_alphas: tuple[float, ...] = tuple(10.0 ** (-k / 2) for k in range(2, 17))
+    #: ``alpha="auto"`` of the one-pass solver (no validation to choose by)
+    one_pass_alpha: float = 1e-6
+    #: the default feature budget is ``features_per_root · √n · ln n`` ...
+    features_per_root: float = 16
+    #: ... but at least this many features
+    min_default_features: int = 4096
+    #: ... and at most this many (it bounds the preconditioner's ``D·k`` memory)
+    max_default_features: int = 32768
+    #: the dual route's features: ``n·D`` up to this (its Gram's work ``n²D`` linear in ``n``) ...
+    dual_feature_work: int = 2**24
+    #: ... and at most this many
+    max_dual_features: int = 16384
+    #: ``max_iter="auto"`` of the one-pass solver: enough passes for at least this many steps
+    min_steps: int = 32
+    #: ``loss="auto"`` for two classes by epochs (and compared in the dual on few rows)
+    auto_binary_loss: str = "squared_hinge"
+    #: ``precond_eps="auto"``: the softmax over three or more classes ...
+    precond_eps_softmax: float = 0.1
+    #: ... and every other classification loss
+    precond_eps_binary: float = 3.0
+    #: rows of the training set that calibrate probabilities when no rows are held out
+    calibration_rows: int = 20000
+    #: a stream's first pass keeps a seeded sample of this many training rows in memory (the
+    #: selection's rows, the preconditioner's sketches) ...
+    sample_rows: int = 16384
+    #: ... and at least this many held-out rows, which score the selection
+    validation_sample_rows: int = 4096
+    #: ... and as many held-out rows more as this much memory holds (they score each epoch)
+    validation_bytes: int = 32 * 2**20
+
+
+#: the limits every estimator plans with
+LIMITS = FitLimits()
+
+
+@dataclass(frozen=True)
+class DataShape:
+    """What the planner knows of the data: rows, columns, sparsity, classes, where they live.
+
+    ``n_train`` is the training rows after the validation split (``None``: the planner applies
+    the split rule of in-memory arrays); ``selection_rows`` the rows in memory that choose
+    ``σ`` and ``α`` (all rows for arrays; the first pass's sample for a stream).
+    """
+
+    n_rows: int
+    n_features: int
+    sparse: bool = False
+    n_classes: int | None = None
+    stream: bool = False
+    n_train: int | None = None
+    selection_rows: int | None = None
+
+
+@dataclass(frozen=True)
+class FitPlan:
+    """What a fit does and why: the output of :func:`plan_fit`, kept as ``fit_plan_``."""
+
+    estimator: str
+    shape: DataShape
+    #: "dual" (exact, leave-one-out), "epochs" (the converging solver), "warm_start" (grows the
+    #: fitted model), "one_pass" (the paper's Algorithm 1)
+    route: str
+    #: the loss trained ("auto" resolved; "logistic" is the softmax over three or more classes)
+    loss: str
+    #: the dual route's losses, the first kept unless another makes clearly fewer errors
+    losses_compared: tuple[str, ...]
+    #: how ``σ`` and ``α`` are chosen: "leave_one_out", "dual_subsample", "cross_validation",
+    #: "race", "validation" (``α`` side by side only) or "none"
+    selection: str
+    #: the method used when the dual subsample finds no converged candidate
+    fallback_selection: str | None
+    #: rows that choose ``σ`` and ``α``
+    selection_rows: int
+    #: ``σ`` candidates as multiples of the median distance (``None``: ``sigma`` as given)
+    sigma_scales: tuple[float, ...] | None
+    #: ``α`` candidates (one: the value given)
+    alphas: tuple[float, ...]
+    #: ``α`` candidates of the dual route and the dual subsample
+    dual_alphas: tuple[float, ...]
+    #: features per block, blocks to start from, most blocks (growth doubles up to it)
+    block_size: int
+    start_blocks: int
+    max_blocks: int | None
+    #: blocks of each selection candidate, judged "direct" (exact optimum) or by "epochs"
+    race_blocks: int
+    judge: str
+    #: the inner solver: "dual", "sgd" (preconditioned), "cg", "one_pass"
+    solver: str
+    precond_eps: float | None
+    #: stopping: most epochs, validation early stopping, its tolerance and patience
+    max_iter: int
+    early_stopping: bool
+    tol: float | None
+    n_iter_no_change: int
+    #: a held-out fraction of the rows (``None``: every row trains)
+    validation_fraction: float | None
+    #: ``σ/2`` (then ``σ/4``) challenge the winner at the final feature size
+    narrow: bool
+    growth_tol: float
+    reasons: tuple[str, ...] = field(default=())
+
+    @property
+    def n_components(self) -> int:
+        """Most features the fit may use (``block_size · max_blocks``; None: no bound)."""
+        return None if self.max_blocks is None else self.block_size * self.max_blocks
+
+    def __str__(self) -> str:
+        s = self.shape
+        kind = "sparse " if s.sparse else ""
+        where = "a stream" if s.stream else f"{kind}arrays"
+        head = f"{self.estimator}.fit on {where} of {s.n_rows:,} rows x {s.n_features:,} features"
+        if s.n_classes is not None:
+            head += f", {s.n_classes} classes"
+        lines = [head + ":", f"  route: {self.route} (solver {self.solver!r}), loss {self.loss!r}"]
+        lines += [f"  - {reason}" for reason in self.reasons]
+        return "\n".join(lines)
+
+
+def default_features(n_rows: int, limits: FitLimits = LIMITS) -> int:
+    """The default budget ``16·√n·ln n`` (Rudi & Rosasco's ``O(√n log n)``), clipped to
+    ``[min_default_features, max_default_features]`` (record: docs/decisions/feature-budget.md)."""
+    features = limits.features_per_root * math.sqrt(n_rows) * math.log(max(n_rows, 2))
+    return int(max(limits.min_default_features, min(features, limits.max_default_features)))
+
+
+def dual_features(n_rows: int, limits: FitLimits = LIMITS) -> int:
+    """The dual route's features: :func:`default_features` raised to ``2²⁴/n``, at most
+    16,384 (extra features cost ``O(n²)`` each there; record: docs/decisions/feature-budget.md)."""
+    return max(default_features(n_rows, limits),
+               min(limits.dual_feature_work // max(n_rows, 1), limits.max_dual_features))
+
+
+def max_feature_blocks(n_rows: int, block_size: int, limits: FitLimits = LIMITS) -> int:
+    """Blocks of ``block_size`` features covering :func:`default_features` (rounded up)."""
+    return math.ceil(default_features(n_rows, limits) / block_size)
+
+
+def feature_layout(n_components: int | None, block_size: int) -> tuple[int, int | None]:
+    """``(block_size, blocks)`` of an explicit budget: ``ceil(n_components / block_size)`` equal
+    blocks (``n_components`` rounded up to a multiple of them); ``(block_size, None)`` without."""
+    if n_components is None:
+        return block_size, None
+    n_blocks = math.ceil(n_components / block_size)
+    return math.ceil(n_components / n_blocks), n_blocks
+
+
+def dual_layout(n_rows: int, n_components: int | None, block_size: int,
+                limits: FitLimits = LIMITS) -> tuple[int, int]:
+    """``(block_size, blocks)`` of the dual route on ``n_rows`` rows: an explicit budget as it
+    is, else :func:`dual_features` in whole blocks."""
+    size, n_blocks = feature_layout(n_components, block_size)
+    if n_blocks is not None:
+        return size, n_blocks
+    return size, math.ceil(dual_features(n_rows, limits) / size)
+
+
+def resolve_loss(loss: str, solver: str, n_classes: int | None, few_rows: bool,
+                 limits: FitLimits = LIMITS) -> str:
+    """``loss`` with "auto" resolved (record: docs/decisions/auto-binary-loss.md).
+
+    Regressors (``n_classes`` None) keep their loss. For classifiers, "auto" is the squared
+    hinge for two classes by the converging solver, least squares for conjugate gradients and
+    for three or more classes on few rows (the exact dual route), else the logistic loss
+    (softmax); "log_loss" is spelled "logistic".
+    """
+    if n_classes is None or loss != "auto":
+        return "logistic" if loss == "log_loss" else loss
+    if solver == "preconditioned" and n_classes == 2:
+        return limits.auto_binary_loss
+    if solver == "cg" or (solver == "preconditioned" and few_rows):
+        return "squared"
+    return "logistic"
+
+
+def _dual_possible(shape: DataShape, params: dict, limits: FitLimits) -> bool:
+    """The dual route's conditions but the loss's: the default solver and ``max_iter``, few rows
+    in memory (sparse ones only when their dense copy is small)."""
+    return (not shape.stream and params["solver"] == "preconditioned"
+            and params["max_iter"] == "auto" and shape.n_rows <= limits.dual_max_rows
+            and (not shape.sparse or shape.n_rows * shape.n_features <= limits.dual_dense_floats))
+
+
+def resolve_precond_eps(eps, loss: str, n_classes: int | None,
+                        limits: FitLimits = LIMITS) -> float | None:
+    """``precond_eps`` with "auto" resolved by the loss (record: docs/decisions/precond-eps.md):
+    light damping for the softmax over three or more classes, heavier for the rest."""
+    if eps != "auto":
+        return None if eps is None else float(eps)
+    softmax = loss in ("logistic", "softmax") and (n_classes or 0) > 2
+    return limits.precond_eps_softmax if softmax else limits.precond_eps_binary
+
+
+def _common(estimator: str, shape: DataShape, params: dict, limits: FitLimits, loss: str) -> dict:
+    """The fields every route shares: the stopping rule and the preconditioner's ``ε``."""
+    auto = params["max_iter"] == "auto"
+    return dict(estimator=estimator, shape=shape, loss=loss, early_stopping=params["early_stopping"],
+                tol=params["tol"], n_iter_no_change=params["n_iter_no_change"],
+                max_iter=limits.max_iter if auto else int(params["max_iter"]),
+                precond_eps=resolve_precond_eps(params.get("precond_eps"), loss,
+                                                shape.n_classes, limits),
+                growth_tol=limits.growth_tol)
+
+
+def chooses(params: dict) -> bool:
+    """Whether the fit chooses ``σ`` or ``α`` (either is "auto"): it then needs held-out rows."""
+    return params["sigma"] == "auto" or params["alpha"] == "auto"
+
+
+def _candidates(params: dict, limits: FitLimits) -> tuple[tuple | None, tuple, tuple]:
+    """``(σ scales or None, α candidates by epochs, α candidates in the dual)``."""
+    scales = limits.sigma_scales if params["sigma"] == "auto" else None
+    given = (float(params["alpha"]),) if params["alpha"] != "auto" else None
+    return scales, given or limits.alphas, given or limits.dual_alphas
+
+
+def plan_fit(estimator: str, shape: DataShape, params: dict, *, warm: bool = False,
+             limits: FitLimits = LIMITS) -> FitPlan:
+    """The plan of a ``fit`` of ``estimator`` (its class name) with ``params`` (its
+    ``get_params()``) on data of ``shape``; ``warm``: a warm start of a fitted model.
+
+    Pure: the same inputs give the same plan, with no data read. See :class:`FitPlan`.
+    """
+    if params.get("solver", "one_pass") == "one_pass":
+        return _one_pass_plan(estimator, shape, params, limits)
+    few_rows = _dual_possible(shape, params, limits)
+    loss = resolve_loss(params.get("loss", "squared"), params["solver"], shape.n_classes,
+                        few_rows, limits)
+    if warm:
+        return _warm_plan(estimator, shape, params, limits, loss)
+    if few_rows and loss in DUAL_LOSSES:
+        return _dual_plan(estimator, shape, params, limits, loss)
+    return _epochs_plan(estimator, shape, params, limits, loss)
+
+
+def _dual_plan(estimator, shape, params, limits, loss) -> FitPlan:
+    scales, _, dual_alphas = _candidates(params, limits)
+    binary_auto = shape.n_classes == 2 and params.get("loss") == "auto"
+    losses = ("squared", "squared_hinge") if binary_auto else (loss,)
+    size, blocks = dual_layout(shape.n_rows, params["n_components"], params["block_size"], limits)
+    chooses = (scales is not None) or len(dual_alphas) > 1
+    reasons = (
+        f"{shape.n_rows:,} rows <= dual_max_rows={limits.dual_max_rows:,} with the default solver "
+        "and max_iter: solved exactly in the dual on every row (no validation split)",
+        _losses_reason(losses),
+        (f"sigma and alpha of least leave-one-out loss over {_grid(scales, dual_alphas)}"
+         if chooses else "sigma and alpha as given"),
+        f"{size * blocks:,} features ({blocks} blocks of {size}): "
+        + ("n_components as given" if params["n_components"] is not None else
+           f"the dual budget max(16·sqrt(n)·ln n, 2^24/n) <= {limits.max_dual_features:,}"),
+    )
+    return FitPlan(**_common(estimator, shape, params, limits, loss),
+                   route="dual", losses_compared=losses,
+                   selection="leave_one_out" if chooses else "none", fallback_selection=None,
+                   selection_rows=shape.n_rows, sigma_scales=scales, alphas=dual_alphas,
+                   dual_alphas=dual_alphas, block_size=size, start_blocks=blocks, max_blocks=blocks,
+                   race_blocks=blocks, judge="direct", solver="dual", validation_fraction=None,
+                   narrow=False, reasons=reasons)
+
+
+def _losses_reason(losses: tuple[str, ...]) -> str:
+    if len(losses) == 1:
+        return f"loss {losses[0]!r}"
+    return (f"loss='auto' on two classes: {' and '.join(map(repr, losses))} both solved, "
+            f"{losses[1]!r} kept only for significantly fewer leave-one-out errors (McNemar)")
+
+
+def _grid(scales, alphas) -> str:
+    sigma = ("sigma in {" + ", ".join(f"{s:g}" for s in scales) + "} x median distance"
+             if scales else "the sigma given")
+    alpha = (f"{len(alphas)} alphas from {max(alphas):g} to {min(alphas):g}" if len(alphas) > 1
+             else f"alpha={alphas[0]:g}")
+    return f"{sigma} and {alpha}"
+
+
+def _split(shape: DataShape, params: dict, needs_race: bool) -> tuple[int, float | None]:
+    """``(training rows, validation fraction or None)`` of the epochs' split."""
+    if not (params["early_stopping"] or needs_race):
+        return shape.n_train or shape.n_rows, None
+    fraction = params["validation_fraction"]
+    n_train = shape.n_train if shape.n_train is not None else (
+        shape.n_rows - math.ceil(fraction * shape.n_rows))
+    return n_train, fraction
+
+
+def _selection(shape, params, limits, loss, scales, alphas, n_selection) -> tuple[str, str | None]:
+    """``(selection method, fallback of the dual subsample)`` of the epochs route."""
+    several = (scales is not None) or len(alphas) > 1
+    if several and n_selection <= limits.cv_max_rows:
+        main = "cross_validation"
+    elif scales is not None:
+        main = "race"
+    else:
+        main = "validation" if len(alphas) > 1 else "none"
+    subsample = (several and shape.n_classes == 2 and loss == "squared_hinge"
+                 and n_selection <= limits.cv_max_rows
+                 and limits.dual_max_rows * shape.n_features <= limits.dual_dense_floats)
+    return ("dual_subsample", main) if subsample else (main, None)
+
+
+def _epochs_plan(estimator, shape, params, limits, loss) -> FitPlan:
+    scales, alphas, dual_alphas = _candidates(params, limits)
+    n_train, fraction = _split(shape, params, chooses(params))
+    n_selection = shape.selection_rows if shape.selection_rows is not None else shape.n_rows
+    selection, fallback = _selection(shape, params, limits, loss, scales, alphas, n_selection)
+    size, blocks = feature_layout(params["n_components"], params["block_size"])
+    start, most = (blocks, blocks) if blocks is not None else (
+        1, max_feature_blocks(n_train, size, limits))
+    race_blocks = min(start, limits.race_blocks)
+    direct = loss in QUADRATIC_LOSSES and race_blocks * size + 1 <= limits.direct_max_features
+    solver = "cg" if params["solver"] == "cg" else "sgd"
+    plan = FitPlan(**_common(estimator, shape, params, limits, loss), route="epochs",
+                   losses_compared=(loss,), selection=selection, fallback_selection=fallback,
+                   selection_rows=n_selection, sigma_scales=scales, alphas=alphas,
+                   dual_alphas=dual_alphas, block_size=size, start_blocks=start, max_blocks=most,
+                   race_blocks=race_blocks, judge="direct" if direct else "epochs", solver=solver,
+                   validation_fraction=fraction, narrow=params["sigma"] == "auto")
+    return dataclasses.replace(plan, reasons=_epochs_reasons(plan, params, limits, n_train))
+
+
+def _epochs_reasons(plan: FitPlan, params: dict, limits: FitLimits, n_train: int) -> tuple[str, ...]:
+    s = plan.shape
+    why_not_dual = ("a stream" if s.stream else
+                    f"{s.n_rows:,} rows > dual_max_rows={limits.dual_max_rows:,}"
+                    if s.n_rows > limits.dual_max_rows else
+                    f"loss {plan.loss!r} has no dual solver" if plan.loss not in DUAL_LOSSES else
+                    "solver or max_iter given" if params["max_iter"] != "auto" or params["solver"] != "preconditioned"
+                    else f"sparse rows whose dense copy exceeds {limits.dual_dense_floats:,} values")
+    reasons = [f"epochs of the {'conjugate-gradient' if plan.solver == 'cg' else 'preconditioned SGD'} "
+               f"solver ({why_not_dual})"]
+    if plan.validation_fraction is not None:
+        reasons.append(f"{n_train:,} rows train, a fraction {plan.validation_fraction:g} is held "
+                       "out to validate")
+    reasons.append(_selection_reason(plan, limits))
+    budget = ("n_components as given" if params["n_components"] is not None else
+              f"budget 16·sqrt(n)·ln n for n={n_train:,}, in "
+              f"[{limits.min_default_features:,}, {limits.max_default_features:,}]")
+    reasons.append(f"features: from {plan.start_blocks} to at most {plan.max_blocks} blocks of "
+                   f"{plan.block_size} ({budget}), doubled while the validation loss falls by more "
+                   f"than {limits.growth_tol:g}")
+    if plan.narrow:
+        reasons.append("sigma/2 (then sigma/4) challenge the winner at the final size")
+    reasons.append(f"at most {plan.max_iter} epochs" + (
+        f", stopped after {plan.n_iter_no_change} without improvement by {plan.tol}"
+        if plan.early_stopping else ""))
+    return tuple(reasons)
+
+
+def _selection_reason(plan: FitPlan, limits: FitLimits) -> str:
+    grid = _grid(plan.sigma_scales, plan.alphas)
+    n = plan.selection_rows
+    text = {
+        "cross_validation": f"{grid} by 5-fold cross-validation on {n:,} rows "
+                            f"(<= cv_max_rows={limits.cv_max_rows:,}), "
+                            f"{plan.race_blocks} block each, judged {plan.judge}",
+        "race": f"{grid} raced by successive halving on the held-out rows ({n:,} rows > "
+                f"cv_max_rows={limits.cv_max_rows:,}), {plan.race_blocks} block each",
+        "validation": f"the sigma given; {grid} trained side by side, the best on validation kept",
+        "none": "sigma and alpha as given",
+    }
+    if plan.selection == "dual_subsample":
+        return (f"{_grid(plan.sigma_scales, plan.dual_alphas)} by the exact leave-one-out of the "
+                f"squared hinge on a seeded subsample of at most {limits.dual_max_rows:,} rows "
+                f"(two classes, {n:,} rows <= cv_max_rows); if no candidate converges: "
+                + text[plan.fallback_selection])
+    return text[plan.selection]
+
+
+def _warm_plan(estimator, shape, params, limits, loss) -> FitPlan:
+    plan = _epochs_plan(estimator, shape, params, limits, loss)
+    return dataclasses.replace(
+        plan, route="warm_start", selection="none", fallback_selection=None, narrow=False,
+        reasons=("warm_start: the fitted model's sigma, alpha and features continue; "
+                 "features grow from the fitted size",) + plan.reasons[-1:])
+
+
+def _one_pass_plan(estimator, shape, params, limits) -> FitPlan:
+    solver = params.get("solver", "one_pass")
+    loss = resolve_loss(params.get("loss", "squared"), "one_pass", shape.n_classes, False, limits)
+    size, blocks = feature_layout(params.get("n_components"), params["block_size"])
+    most = blocks  # without n_components, a block per step, no bound
+    alpha = params.get("alpha", limits.one_pass_alpha)
+    alpha = limits.one_pass_alpha if alpha == "auto" else float(alpha)
+    steps = max(1, round(shape.n_rows / params["batch_size"]))
+    epochs = (max(1, math.ceil(limits.min_steps / steps)) if params.get("max_iter", "auto") == "auto"
+              else int(params["max_iter"]))
+    reasons = (f"solver={solver!r}: the paper's Algorithm 1, one new block of {size} features "
+               f"per step of {params['batch_size']} rows",
+               f"sigma {'median distance' if params.get('sigma') in ('auto', 'median') else 'as given'}, "
+               f"alpha={alpha:g}", f"{epochs} epoch(s) of {steps} steps")
+    return FitPlan(estimator=estimator, shape=shape, loss=loss, route="one_pass",
+                   losses_compared=(loss,), selection="none", fallback_selection=None,
+                   selection_rows=0, sigma_scales=None, alphas=(alpha,), dual_alphas=(alpha,),
+                   block_size=size, start_blocks=1, max_blocks=most, race_blocks=0, judge="none",
+                   solver="one_pass", precond_eps=None, max_iter=epochs, early_stopping=False,
+                   tol=None, n_iter_no_change=0, validation_fraction=None, narrow=False,
+                   growth_tol=limits.growth_tol, reasons=reasons)
