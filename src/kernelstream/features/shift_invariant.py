@@ -242,6 +242,14 @@ class GaussianRFF(FourierMap):
         h = self._shape()[1]
         return normal_rows(columns, h, self.seed, block, rng.Stream.WEIGHTS, device) / self.sigma
 
+    @property
+    def gaussian_iid_paired(self) -> bool:
+        """Whether this is the plain Gaussian map (this class, not a subclass) with i.i.d.
+        frequencies in paired blocks: the blocks the fused kernels of
+        :mod:`kernelstream.ops.triton_fourier` draw themselves (they read this, so that ops
+        need not import the feature maps)."""
+        return type(self) is GaussianRFF and self.sampling == "iid" and self.paired
+
 
 class LaplaceRFF(FourierMap):
     """Laplace (L1) kernel ``exp(−‖x − y‖₁ / σ)``; frequencies i.i.d. ``Cauchy(0, 1/σ)``."""

@@ -140,11 +140,10 @@ def _gradient_kernel(x_ptr, g_ptr, out_ptr, n, d, h, inv_sigma, scale, block_lo,
 
 
 def supports(feature_map) -> bool:
-    """Whether the fused kernels implement this feature map (Gaussian, i.i.d., paired)."""
-    from ..features.shift_invariant import GaussianRFF
-
-    return (type(feature_map) is GaussianRFF and feature_map.sampling == "iid"
-            and feature_map.paired)
+    """Whether the fused kernels implement this feature map (Gaussian, i.i.d., paired): the map
+    says so by its ``gaussian_iid_paired`` (:class:`kernelstream.features.GaussianRFF`), so that
+    ops never import the feature maps."""
+    return bool(getattr(feature_map, "gaussian_iid_paired", False))
 
 
 def _key(seed: int) -> tuple[int, int]:
