@@ -171,7 +171,9 @@ class FitPlan:
         head = f"{self.estimator}.fit on {where} of {s.n_rows:,} rows x {s.n_features:,} features"
         if s.n_classes is not None:
             head += f", {s.n_classes} classes"
-        lines = [head + ":", f"  route: {self.route} (solver {self.solver!r}), loss {self.loss!r}"]
+        loss = (" or ".join(map(repr, self.losses_compared)) if len(self.losses_compared) > 1
+                else repr(self.loss))
+        lines = [head + ":", f"  route: {self.route} (solver {self.solver!r}), loss {loss}"]
         lines += [f"  - {reason}" for reason in self.reasons]
         return "\n".join(lines)
 

@@ -169,6 +169,9 @@ class DSGBase(EstimatorState, BaseEstimator):
     def _resolve_loss(self, loss: str) -> None:
         """Fix the loss a fresh fit trains, "auto" resolved (the classifier's ``loss_``)."""
 
+    def _note_plan(self, X) -> None:
+        """Keep the plan of a one-pass ``fit`` on ``X`` (the estimators that plan: ``fit_plan_``)."""
+
     def _n_classes(self) -> int | None:
         """Classes of a classifier (None for the other estimators)."""
         return None
@@ -259,6 +262,7 @@ class DSGBase(EstimatorState, BaseEstimator):
     def _fit(self, X, y, sample_weight=None):
         with self._unchanged_on_error():
             X, y, sample_weight = self._validated(X, y, sample_weight, first=True)
+            self._note_plan(X)
             rng = check_random_state(self.random_state)
             expansion = self._start(X, y, rng)
             targets = self._targets(y, X.shape[0])

@@ -64,6 +64,9 @@ class ConvergingMixin:
     def _one_pass_alpha(self) -> float:
         return LIMITS.one_pass_alpha if self.alpha == "auto" else float(self.alpha)
 
+    def _note_plan(self, X) -> None:
+        self._plan(X, warm=False)
+
     def _plan(self, X, warm: bool, **shape) -> FitPlan:
         """The :class:`~kernelstream.planning.FitPlan` of a fit on ``X`` (``shape`` overrides
         what ``X`` tells: a stream's counts), kept as ``fit_plan_``."""

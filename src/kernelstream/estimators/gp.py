@@ -76,10 +76,9 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
       (:mod:`kernelstream.solvers.gp_variance`): any test point later, ``16·M²`` bytes kept
       in memory (16 MiB at ``M = 1024``; a model file holds the two triangles, ``8·M(M+1)``),
       64 MiB per prediction chunk. Exact when the landmarks span
-      the kernel's effective dimension, larger (conservative) otherwise: 3.9% from the exact
-      variance at ``M = 1024`` on the paper's narrow-bandwidth set, but 127% at ``M = 512``
-      (``benchmarks/research/gp_landmark_operator.py``) — raise ``n_landmarks`` for narrow
-      kernels.
+      the kernel's effective dimension, larger (conservative) otherwise, and far larger when
+      ``M`` is below it — raise ``n_landmarks`` for narrow kernels (measured:
+      docs/decisions/gp-accuracy.md).
     - ``variance_method="operator"`` (route (b)): the posterior operator over the model's
       ``D = n_components`` random features (the first 8192 without a budget),
       ``v(x) = s² ψᵀ(ΦᵀΦ + s²I)⁻¹ψ + (k(x,x) − ψᵀψ)``,
@@ -87,9 +86,8 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
       factorisation's copy; 1.95 GB measured at ``D = 8192`` on 3,000 rows) plus a 128 MiB
       chunk; the factor, ``8·D²`` (512 MiB at ``D = 8192``; half of it in a model file, the
       lower triangle), is kept for any test point later.
-      Its error is that of a ``D``-feature kernel and does not fall with more steps: on the
-      paper's narrow-bandwidth 2-D set it is 13.6% at ``D = 8192``
-      (``benchmarks/results/gp.md``) and 3.6% at ``D = 32768``.
+      Its error is that of a ``D``-feature kernel and does not fall with more steps
+      (measured: docs/decisions/gp-accuracy.md).
     - ``variance_method="auto"`` (default): ``"targets"`` when ``X_variance`` is given to
       ``fit``, else ``"landmarks"``.
 
@@ -207,11 +205,11 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
     (``benchmarks/results/gp_defaults.md``, ``benchmarks/results/gp_scale.md``).
 
     Accuracy is a Monte Carlo one: the mean's error falls like ``1/√t`` and the variance's like
-    ``1/t`` (``benchmarks/results/gp.md``: 3.9% and 4.0% at the defaults on the paper's GP set).
+    ``1/t`` (measured at the defaults: docs/decisions/gp-accuracy.md).
     Where the posterior variance is tiny against the prior (a smooth kernel and noise ≪ 1), the
-    variance is a small difference of numbers near ``k(x, x)`` and its *relative* error grows:
-    13% at noise 0.01 and ×30 at noise 1e-4 on 500 points of ``sin`` in 1-D after 64 steps —
-    absolute errors of 2e-5 and 6e-5, mostly upwards (the second-order form adds
+    variance is a small difference of numbers near ``k(x, x)`` and its *relative* error grows
+    (thirtyfold at noise 1e-4 on ``sin`` in 1-D) while the absolute error stays near 1e-5,
+    mostly upwards (the second-order form adds
     ``eᵀ(K + s²I)e ≥ 0`` for a dual error ``e``). An exact solver is the better tool there.
 
     Examples
@@ -631,6 +629,6 @@ def _require_memory(need: int, device: torch.device, what: str, advice: str) -> 
     available = _available_memory(device)
     if need > MEMORY_FRACTION * available:
         raise MemoryError(f"{what} needs about {need / 2**30:.2f} GiB, more than "
-                          f"{MEMORY_FRACTION:.0%} of the {available / 2**30:.2f} GiB available: "
+                          f"{MEMORY_FRACTION:g} × the {available / 2**30:.2f} GiB available: "
                           f"{advice}.")
 

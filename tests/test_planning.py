@@ -1,0 +1,167 @@
+"""The fit planner: each threshold of :class:`FitLimits` decided at its boundary, and the plan a
+fitted estimator keeps is the route it took."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+
+from kernelstream import DSGClassifier, DSGRegressor
+from kernelstream.planning import (LIMITS, DataShape, FitPlan, default_features, dual_features,
+                                   plan_fit, resolve_loss, resolve_precond_eps)
+
+CLASSIFIER = DSGClassifier().get_params()
+REGRESSOR = DSGRegressor().get_params()
+
+
+def _plan(params=CLASSIFIER, n_classes=2, warm=False, **shape):
+    shape = {"n_rows": 1000, "n_features": 10, **shape}
+    estimator = "DSGClassifier" if "class_weight" in params else "DSGRegressor"
+    n_classes = n_classes if estimator == "DSGClassifier" else None
+    return plan_fit(estimator, DataShape(n_classes=n_classes, **shape), params, warm=warm)
+
+
+def _with(params, **changes):
+    return {**params, **changes}
+
+
+L = LIMITS
+
+
+@pytest.mark.parametrize("params, shape, route", [
+    (CLASSIFIER, dict(n_rows=L.dual_max_rows), "dual"),
+    (CLASSIFIER, dict(n_rows=L.dual_max_rows + 1), "epochs"),
+    (REGRESSOR, dict(n_rows=L.dual_max_rows), "dual"),
+    (REGRESSOR, dict(n_rows=L.dual_max_rows + 1), "epochs"),
+    (_with(REGRESSOR, loss="huber"), dict(n_rows=100), "epochs"),          # no dual solver
+    (_with(REGRESSOR, max_iter=5), dict(n_rows=100), "epochs"),            # epochs asked for
+    (_with(REGRESSOR, solver="cg"), dict(n_rows=100), "epochs"),
+    (_with(REGRESSOR, solver="one_pass"), dict(n_rows=100), "one_pass"),
+    (REGRESSOR, dict(n_rows=100, stream=True), "epochs"),                  # streams never
+    (REGRESSOR, dict(n_rows=1024, n_features=L.dual_dense_floats // 1024, sparse=True), "dual"),
+    (REGRESSOR, dict(n_rows=1024, n_features=L.dual_dense_floats // 1024 + 1, sparse=True), "epochs"),
+    (REGRESSOR, dict(n_rows=1024, n_features=L.dual_dense_floats // 1024 + 1), "dual"),  # dense
+])
+def test_route_at_each_boundary(params, shape, route):
+    assert _plan(params, **shape).route == route
+
+
+@pytest.mark.parametrize("params, shape, selection, fallback", [
+    # two classes, squared hinge: the dual subsample, cross-validation behind it
+    (CLASSIFIER, dict(n_rows=L.cv_max_rows), "dual_subsample", "cross_validation"),
+    (CLASSIFIER, dict(n_rows=L.cv_max_rows + 1), "race", None),
+    (CLASSIFIER, dict(n_rows=3000, n_features=L.dual_dense_floats // L.dual_max_rows),
+     "dual_subsample", "cross_validation"),
+    (CLASSIFIER, dict(n_rows=3000, n_features=L.dual_dense_floats // L.dual_max_rows + 1),
+     "cross_validation", None),
+    (REGRESSOR, dict(n_rows=L.cv_max_rows), "cross_validation", None),
+    (REGRESSOR, dict(n_rows=L.cv_max_rows + 1), "race", None),
+    (_with(REGRESSOR, sigma=1.0), dict(n_rows=10000), "validation", None),  # alphas side by side
+    (_with(REGRESSOR, sigma=1.0, alpha=1e-4), dict(n_rows=10000), "none", None),
+    (CLASSIFIER, dict(n_rows=10000, stream=True, selection_rows=L.cv_max_rows),
+     "dual_subsample", "cross_validation"),                                  # a stream's sample
+])
+def test_selection_at_each_boundary(params, shape, selection, fallback):
+    plan = _plan(params, **shape)
+    assert (plan.selection, plan.fallback_selection) == (selection, fallback)
+
+
+def test_three_classes_take_no_dual_subsample():
+    assert _plan(n_classes=3, n_rows=3000).selection == "cross_validation"
+
+
+@pytest.mark.parametrize("block_size, judge", [(L.direct_max_features - 1, "direct"),
+                                              (L.direct_max_features, "epochs")])
+def test_candidates_are_judged_exactly_while_the_normal_equations_are_small(block_size, judge):
+    assert _plan(_with(REGRESSOR, block_size=block_size), n_rows=5000).judge == judge
+
+
+def test_the_default_budget_is_clipped_at_both_ends():
+    assert default_features(10) == L.min_default_features
+    assert default_features(10**7) == L.max_default_features
+    n = 30000  # 16·√n·ln n inside the clip
+    assert default_features(n) == int(16 * np.sqrt(n) * np.log(n))
+    assert dual_features(1024) == L.max_dual_features          # 2^24 / 1024 = 16,384
+    assert dual_features(2048) == L.dual_feature_work // 2048  # 8,192 > the default budget
+
+
+def test_the_epochs_budget_is_of_the_training_rows_after_the_split():
+    plan = _plan(REGRESSOR, n_rows=100000)
+    n_train = 100000 - int(np.ceil(0.1 * 100000))
+    assert plan.max_blocks == int(np.ceil(default_features(n_train) / plan.block_size))
+    assert plan.start_blocks == 1 and plan.validation_fraction == 0.1
+    given = _plan(_with(REGRESSOR, n_components=3000, block_size=1024), n_rows=100000)
+    assert (given.block_size, given.start_blocks, given.max_blocks) == (1000, 3, 3)
+
+
+def test_without_choices_or_early_stopping_every_row_trains():
+    params = _with(REGRESSOR, sigma=1.0, alpha=1e-4, early_stopping=False)
+    assert _plan(params, n_rows=10000).validation_fraction is None
+
+
+@pytest.mark.parametrize("loss, solver, n_classes, few_rows, resolved", [
+    ("auto", "preconditioned", 2, False, L.auto_binary_loss),
+    ("auto", "preconditioned", 2, True, L.auto_binary_loss),
+    ("auto", "preconditioned", 3, True, "squared"),
+    ("auto", "preconditioned", 3, False, "logistic"),
+    ("auto", "cg", 2, False, "squared"),
+    ("auto", "one_pass", 2, False, "logistic"),
+    ("log_loss", "preconditioned", 2, False, "logistic"),
+    ("hinge", "preconditioned", 2, False, "hinge"),
+    ("huber", "preconditioned", None, False, "huber"),
+])
+def test_loss_auto_resolves_as_documented(loss, solver, n_classes, few_rows, resolved):
+    assert resolve_loss(loss, solver, n_classes, few_rows) == resolved
+
+
+@pytest.mark.parametrize("eps, loss, n_classes, resolved", [
+    ("auto", "logistic", 3, L.precond_eps_softmax), ("auto", "softmax", 10, L.precond_eps_softmax),
+    ("auto", "logistic", 2, L.precond_eps_binary), ("auto", "squared_hinge", 5, L.precond_eps_binary),
+    (0.7, "logistic", 3, 0.7)])
+def test_precond_eps_auto(eps, loss, n_classes, resolved):
+    assert resolve_precond_eps(eps, loss, n_classes) == resolved
+
+
+def test_binary_auto_on_the_dual_route_compares_two_losses():
+    plan = _plan(n_rows=500)
+    assert plan.losses_compared == ("squared", "squared_hinge")
+    assert _plan(_with(CLASSIFIER, loss="squared"), n_rows=500).losses_compared == ("squared",)
+
+
+def test_one_pass_takes_enough_epochs_for_the_minimum_steps():
+    params = _with(REGRESSOR, solver="one_pass", batch_size=100)
+    assert _plan(params, n_rows=100).max_iter == L.min_steps
+    assert _plan(params, n_rows=100 * L.min_steps).max_iter == 1
+
+
+def test_changed_limits_change_the_plan_and_nothing_else():
+    limits = dataclasses.replace(LIMITS, dual_max_rows=100)
+    shape = DataShape(n_rows=500, n_features=3, n_classes=2)
+    assert plan_fit("DSGClassifier", shape, CLASSIFIER, limits=limits).route == "epochs"
+    assert plan_fit("DSGClassifier", shape, CLASSIFIER).route == "dual"
+
+
+def test_the_plan_is_pure_and_immutable():
+    assert _plan(n_rows=3000) == _plan(n_rows=3000)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        _plan().route = "dual"
+
+
+def test_warm_start_plans_no_selection():
+    plan = _plan(REGRESSOR, n_rows=10000, warm=True)
+    assert (plan.route, plan.selection, plan.narrow) == ("warm_start", "none", False)
+
+
+def test_a_fitted_estimator_keeps_the_plan_of_the_route_it_took():
+    X, y = make_classification(2100, n_features=5, random_state=0)
+    small = dict(n_components=128, block_size=128, random_state=0)
+    dual = DSGClassifier(**small).fit(X[:L.dual_max_rows], y[:L.dual_max_rows])
+    assert isinstance(dual.fit_plan_, FitPlan) and dual.fit_plan_.route == "dual"
+    assert "param_loss" in dual.cv_results_ and len(dual.feature_growth_) == 1
+    epochs = DSGRegressor(**small, sigma=1.0, alpha=1e-4).fit(X, y)
+    assert epochs.fit_plan_.route == "epochs" and epochs.fit_plan_.selection == "none"
+    assert epochs.loss_curve_ and epochs.n_components_ == 128
+    text = str(epochs.fit_plan_)
+    assert text.startswith("DSGRegressor.fit on arrays of 2,100 rows x 5 features")
+    assert "dual_max_rows=2,048" in text
