@@ -128,9 +128,9 @@ def report(rows, meta, out: Path) -> None:
         "error falls like 1/√t (Monte Carlo over the t·r features of the averaged duals); the "
         "variance error like 1/t, because the second-order form errs quadratically in the duals' "
         "error. Route (b) is the exact posterior of a D-feature kernel: its variance error is "
-        "that kernel's, whatever the number of steps (the research probe "
-        "`benchmarks/research/gp_random_feature_floor.py` measured 18% / 8.8% / 3.6% at "
-        "D = 8k / 16k / 32k on 256 of these test points). The exact solver is "
+        "that kernel's, whatever the number of steps (a research probe measured 18% / 8.8% / "
+        "3.6% at D = 8k / 16k / 32k on 256 of these test points: "
+        "`docs/decisions/research-gp-dual-solver.md`). The exact solver is "
         "faster at n = 2^11; the point of the random-feature solver is that it never forms the "
         "n × n kernel matrix (memory O(n(m + M)) for route (a)).",
         "", "![convergence](gp.png)"]

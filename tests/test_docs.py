@@ -1,6 +1,8 @@
-"""The documentation's generated parts, without Sphinx (``make docs`` builds the site itself):
-every committed benchmark result gets a page that includes it and links its data, the quick
-build skips exactly the slow examples, and every README fragment the site includes exists."""
+"""The documentation without Sphinx (``make docs`` builds the site itself): every committed
+benchmark result gets a page that includes it and links its data, the quick build skips exactly
+the slow examples, every fragment the site includes exists, every written page is in a toctree
+(decision records by a glob), links between pages resolve, and the glossary page names every
+estimator parameter (the README lists the same names)."""
 
 import importlib.util
 import re
@@ -79,3 +81,75 @@ def test_included_fragments_exist_once(page):
             marker = marker.replace("\\n", "\n")
             assert text.count(marker) == 1, (f"{page.name}: {option} {marker!r} occurs "
                                              f"{text.count(marker)} times in {source.name}")
+
+
+# -- the written pages: every one in a toctree, links that resolve, the glossary, the records ----
+
+TOCTREE = re.compile(r"```\{toctree\}\n(?P<body>.*?)```", flags=re.S)
+
+
+def _toctree_entries(page: Path) -> set[Path]:
+    """The pages a page's toctrees name (globs resolved), as paths."""
+    found = set()
+    for tree in TOCTREE.finditer(page.read_text(encoding="utf-8")):
+        lines = [line.strip() for line in tree["body"].splitlines()]
+        glob = ":glob:" in lines
+        for entry in (line for line in lines if line and not line.startswith(":")):
+            pattern = page.parent / entry
+            if glob and any(c in entry for c in "*?["):
+                found |= {p for p in page.parent.glob(entry + ".md") if p != page}
+            else:
+                found |= {p for p in (pattern.with_suffix(".md"), pattern.with_suffix(".rst"))
+                          if p.exists()}
+    return found
+
+
+def test_every_written_page_is_in_a_toctree():
+    reached, todo = {DOCS / "index.md"}, [DOCS / "index.md"]
+    while todo:
+        for page in _toctree_entries(todo.pop()):
+            if page not in reached and page.suffix == ".md":
+                reached.add(page)
+                todo.append(page)
+    assert [p.relative_to(DOCS).as_posix() for p in WRITTEN_PAGES if p not in reached] == []
+
+
+def test_decision_records_are_globbed():
+    """Records added to docs/decisions appear without editing the index; the index is linked."""
+    index = DOCS / "decisions" / "index.md"
+    tree = TOCTREE.search(index.read_text(encoding="utf-8"))["body"]
+    assert ":glob:" in tree and "\n*\n" in f"\n{tree}"
+    records = set((DOCS / "decisions").glob("*.md")) - {index}
+    assert records and records <= _toctree_entries(index)
+    assert index in _toctree_entries(DOCS / "index.md")
+
+
+@pytest.mark.parametrize("page", WRITTEN_PAGES, ids=lambda p: p.relative_to(DOCS).as_posix())
+def test_links_between_pages_resolve(page):
+    text = page.read_text(encoding="utf-8")
+    for target in re.findall(r"\]\(([^)\s#]+\.md)(?:#[^)]*)?\)", text):
+        if target.startswith(("http://", "https://")):
+            continue
+        path = (page.parent / target).resolve()
+        if path.parent == (DOCS / "results").resolve():  # generated from benchmarks/results
+            path = RESULTS / path.name
+        assert path.is_file(), f"{page.name} links {target}"
+
+
+def _glossary_names(text: str) -> set[str]:
+    names = set()
+    for row in re.findall(r"^\| (`[^|]+`) \|", text, flags=re.M):
+        names.update(re.findall(r"`([a-z_0-9]+)`", row))
+    return names
+
+
+def test_the_glossary_page_names_every_parameter_and_the_readme_lists_them():
+    import kernelstream.estimators as estimators
+
+    glossary = _glossary_names((DOCS / "glossary.md").read_text(encoding="utf-8"))
+    for name in estimators.__all__:
+        params = set(getattr(estimators, name)().get_params())
+        assert params <= glossary, (name, sorted(params - glossary))
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Parameter glossary", 1)[1].split("\n## ", 1)[0]
+    assert _glossary_names(section) == glossary, "the README's names and the glossary differ"

@@ -11,7 +11,7 @@ test folds (kcal/mol). Inputs are randomly sorted, binarised Coulomb matrices
   its draws' predictions;
 - the model is ``DSGRegressor(**params)`` (squared loss, Gaussian RBF unless ``--params`` says
   otherwise); ``--params '{}'`` is the library's defaults (bandwidth and ``α`` raced, features
-  grown up to ``8·√n·ln n``).
+  grown up to ``16·√n·ln n``).
 
 Targets: the neural net of Montavon et al. (3.51 kcal/mol) and the paper's 2.97 (σ = 60 by the
 median trick, 2^20 random features, batches of 50,000). Prints one row per fold; ``--out DIR``

@@ -1,0 +1,158 @@
+"""Every benchmark script, the question it answers and the result files it writes.
+
+``python -m benchmarks`` prints this table; ``python -m benchmarks run NAME [--quick] [ARGS]``
+runs one script as ``python -m MODULE ARGS`` would. The exact command behind each committed file
+(its options, its ``--out``) is the first line of the file and the table of
+``benchmarks/results/README.md``. Result files whose script was retired — a research probe whose
+finding is now a decision record — are listed in :data:`ARCHIVED` with that record.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Benchmark", "BENCHMARKS", "ARCHIVED", "RESULTS", "find", "origin"]
+
+#: the folder of the committed results
+RESULTS = Path(__file__).resolve().parent / "results"
+
+QUICK = ("--quick",)
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """One script: ``python -m benchmarks run NAME`` runs ``python -m MODULE``."""
+
+    #: the name on the command line: the module path below ``benchmarks``
+    name: str
+    #: one line: what it measures
+    question: str
+    #: what it writes under ``benchmarks/results`` (files, folders ending in ``/``, or globs)
+    results: tuple[str, ...] = ()
+    #: the arguments of a run of seconds (``None``: the script has none)
+    quick: tuple[str, ...] | None = QUICK
+    #: how the script takes ``--out``: a folder ("dir"), a file ("file"), or not at all (None)
+    out: str | None = "dir"
+
+    @property
+    def module(self) -> str:
+        return f"benchmarks.{self.name}"
+
+    def writes(self, path: str) -> bool:
+        """Whether ``path`` (relative to the results folder, ``/``-separated) is one of ours."""
+        return any(path == r or (r.endswith("/") and path.startswith(r)) or fnmatch.fnmatch(path, r)
+                   for r in self.results)
+
+
+BENCHMARKS: tuple[Benchmark, ...] = (
+    # -- the paper's algorithm and the default solver -----------------------------------------
+    Benchmark("synthetic", "one pass of DSGRegressor() on the paper's 2-D set vs RBFSampler and "
+              "Nystroem + Ridge; MSE after every step (Figure 1(2)); make bench",
+              ("synthetic.md", "synthetic_convergence.png")),
+    Benchmark("solver", "the default solver against the normal equations, plain SGD and the "
+              "paper's algorithm on one feature set", ("solver.md",), out="file"),
+    Benchmark("kernels", "Gram-matrix error and speed of every feature family against "
+              "scikit-learn's samplers", ("kernels.md", "kernels.png")),
+    Benchmark("mnist10", "MNIST ten classes with DSGClassifier() defaults",
+              ("mnist10.md", "mnist10_defaults.md")),
+    Benchmark("threads", "a9a with defaults under thread settings while a busy process holds a "
+              "core", ("threads.md",)),
+    # -- Gaussian processes -------------------------------------------------------------------
+    Benchmark("gp", "DSGGaussianProcessRegressor against the closed-form posterior on the "
+              "paper's GP set (Figure 5)", ("gp.md", "gp.png", "gp.json")),
+    Benchmark("gp_scale", "the GP mean against scikit-learn's exact GP as n grows: time, memory, "
+              "RMSE", ("gp_scale.md", "gp_scale.json")),
+    Benchmark("gp_defaults", "DSGGaussianProcessRegressor() defaults against scikit-learn's "
+              "optimised GP on abalone: time, RMSE, coverage", ("gp_defaults.md",)),
+    Benchmark("gogp", "GoGP on abalone against exact GP, SVGP, river and DSG; update time",
+              ("gogp.md", "gogp_update_time.png")),
+    Benchmark("gogp_partial_fit", "GoGPRegressor.partial_fit row by row against the solver's "
+              "update alone", ("gogp_partial_fit.md",)),
+    # -- AUC maximisation ---------------------------------------------------------------------
+    Benchmark("aogd", "the AOGD paper's Table 2 protocol against OGD-last and reservoir OGD "
+              "(actions run, flat, report)", ("aogd.md", "aogd.png", *(f"aogd/{name}.json" for name in
+                                                           ("diabetes", "german", "a9a", "usps",
+                                                            "mnist", "flat_time")),
+                                              "aogd/average/", "aogd/invscaling/", "aogd/kfold/",
+                                              "aogd/seeds5-24/"),
+              quick=("run", "diabetes", "--quick")),
+    Benchmark("research.aogd_ceiling", "batch models on the AOGD splits of diabetes and german: "
+              "how high can test AUC go (read by the aogd report)", ("aogd/ceiling.json",)),
+    # -- speed and defaults against peers -----------------------------------------------------
+    Benchmark("perf.peers", "time to a target error against LinearSVC, RBFSampler, Nystroem, "
+              "SVC and GPyTorch", ("peers.md", "peers_mnist8v6.md", "peers_synthetic.md"),
+              out="file"),
+    Benchmark("perf.shared_defaults", "DSGClassifier() / DSGRegressor() defaults against tuned "
+              "SVC/SVR and Nystroem + Ridge on every shared set and the proxies",
+              ("shared_defaults.md", "shared_defaults_*.md"), out="file"),
+    Benchmark("perf.solver_cg", "solver='cg' against the default solver, defaults otherwise",
+              ("solver_cg.md",), quick=("--only", "diabetes", "--seeds", "0"), out="file"),
+    Benchmark("perf.fit_cost", "CPU time, error and route of DSGClassifier() on a9a subsets of "
+              "1,000 to 32,561 rows", ("fit_cost.md",),
+              quick=("--sizes", "1000", "--repeats", "1"), out="file"),
+    Benchmark("perf.roofline", "matmul and cos times per shape and the fit's share of that bound",
+              ("roofline.md",), out="file"),
+    Benchmark("perf.sparse_width", "one epoch on CSR rows at 1,000 vs 40,000 columns: time and "
+              "peak RSS", ("sparse_width.md",),
+              quick=("--rows", "2000", "--repeats", "1", "--memory-repeats", "1")),
+    Benchmark("perf.precond_step", "the fused preconditioned step against its torch form "
+              "(prints)", (), out=None),
+    # -- data at scale ------------------------------------------------------------------------
+    Benchmark("scale.sparse_a9a", "a9a from LIBSVM files: densified, CSR and streamed; error, "
+              "time, peak RSS", ("sparse_a9a.md", "sparse_a9a.json")),
+    Benchmark("scale.stream", "one epoch's rows/s with 1 and 2 processes and the RSS of a fit "
+              "streaming a generated CSV or Parquet file",
+              ("stream.md", "stream.json", "stream_memory.png", "stream_throughput.md",
+               "stream_throughput.json")),
+    # -- the paper's experiments (Dai et al. 2014, Section 7) ---------------------------------
+    Benchmark("paper.synthetic_krr", "kernel ridge regression at 2^20 points against NORMA, "
+              "SDCA, Pegasos and the 2^8-feature baselines (Figure 4)", ("paper/synthetic_krr.*",)),
+    Benchmark("paper.svm", "kernel SVM on a9a and MNIST 8 vs 6 under SC1/SC2 (Figure 6)",
+              ("paper/svm.*",)),
+    Benchmark("paper.gp_vs_norma", "the GP posterior against NORMA (Figure 5)",
+              ("paper/gp_vs_norma.*",)),
+    Benchmark("paper.qm7", "QM7 on binarised random Coulomb matrices", ("paper/qm7_fold*",)),
+    Benchmark("paper.mnist8m_stream", "a seeded stream of deformed digits on PCA-100",
+              ("paper/mnist8m_stream*",)),
+    Benchmark("paper.mnist_vs_mlp", "the kernel machine against an MLP for the same training "
+              "time", ("paper/mnist_vs_mlp.*",)),
+    # -- research probes kept because the code cites them -------------------------------------
+    Benchmark("research.gp_landmark_operator", "the DTC variance on M Nystrom landmarks against "
+              "the exact one (prints; record: docs/decisions/research-gp-variance.md)", (),
+              quick=None, out=None),
+)
+
+#: results written by hand or by a retired script, and the page that says where they came from
+ARCHIVED: dict[str, str] = {
+    "README.md": "benchmarks/results/README.md: the command behind every file",
+    "paper.md": "written by hand from the files of paper/ (each names its command)",
+    "gpu_h100.md": "device checks on a lent H100 (the commands are in the file); "
+                   "docs/decisions/research-feature-budget.md",
+    "mnist10_budget.md": "docs/decisions/research-feature-budget.md",
+    "dual_hinge.md": "docs/decisions/research-binary-loss.md",
+    "dual_hinge_epochs.md": "docs/decisions/research-binary-loss.md",
+    "few_rows_multiclass.md": "docs/decisions/research-few-rows-multiclass.md",
+    "small_data_features.md": "docs/decisions/research-small-data-features.md",
+    "mnist8v6_seeds.md": "docs/decisions/research-mnist8v6-seeds.md",
+    "paper/qm7_ceiling.md": "docs/decisions/research-qm7-ceiling.md",
+}
+
+
+def find(name: str) -> Benchmark:
+    """The benchmark called ``name``, or the only one whose name ends with ``.name``."""
+    exact = [b for b in BENCHMARKS if b.name == name]
+    matches = exact or [b for b in BENCHMARKS if b.name.endswith("." + name)]
+    if len(matches) != 1:
+        names = ", ".join(b.name for b in BENCHMARKS)
+        what = "is ambiguous" if matches else "is not a benchmark"
+        raise KeyError(f"{name!r} {what}; the benchmarks are: {names}")
+    return matches[0]
+
+
+def origin(path: str) -> list[str]:
+    """What wrote the results file ``path`` (relative to the results folder): benchmark names,
+    or the archive's entry."""
+    found = [b.name for b in BENCHMARKS if b.writes(path)]
+    return found or ([ARCHIVED[path]] if path in ARCHIVED else [])
