@@ -1,11 +1,12 @@
-"""kernelstream.cli.files: every format reads the same rows; bad files are named with the line."""
+"""kernelstream.data.whole_files (the CLI's reader): every format reads the same rows; bad files
+are named with the line."""
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.datasets import dump_svmlight_file
 
-from kernelstream.cli.files import DataFileError, detect_format, read_labelled
+from kernelstream.data.whole_files import DataFileError, detect_format, read_labelled
 
 ROWS = np.array([[0.0, 1.5, 0.0], [2.0, 0.0, -1.0], [0.5, 0.25, 3.0], [0.0, 0.0, 0.0]])
 LABELS = np.array([1.0, -1.0, 1.0, -1.0])
@@ -178,8 +179,8 @@ def test_a_directory_of_mixed_formats_says_so(tmp_path):
 
 
 def test_the_default_label_names_are_the_data_readers():
-    """The CLI keeps its own copy (importing kernelstream.data would slow --help)."""
-    from kernelstream.cli.files import LABEL_NAMES
+    """The whole-file reader takes the streaming readers' names (importing it stays fast)."""
     from kernelstream.data.base import LABEL_NAMES as DATA_LABEL_NAMES
+    from kernelstream.data.whole_files import LABEL_NAMES
 
     assert LABEL_NAMES == DATA_LABEL_NAMES

@@ -318,7 +318,7 @@ def test_a_column_named_y_label_or_target_is_the_label_by_default_as_on_the_comm
         tmp_path):
     """Issue 30: ``open_source("big.csv")`` read a trailing ``y`` column as a feature (the CLI
     took it as the label); ``partial_fit`` then failed with no hint about ``label=``."""
-    from kernelstream.cli.files import read_labelled
+    from kernelstream.data.whole_files import read_labelled
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 3)).round(4)

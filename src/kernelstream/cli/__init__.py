@@ -1,7 +1,8 @@
 """The ``kernelstream`` command line: ``fit``, ``predict``, ``evaluate``, ``info``, ``demo``.
 
 A shell over the public API (:mod:`kernelstream.io`, the estimators): it parses, reads files
-(:mod:`kernelstream.cli.files`, the only place that does), calls, and prints. No algorithm code.
+(:func:`kernelstream.data.read_labelled`, the only way it does), calls, and prints. No algorithm
+code.
 
 **Why click, not typer.** Typer is click underneath with the options declared as type hints;
 what it adds is declaration style, and what it brings with it is rich's boxed, multi-line error
@@ -14,9 +15,8 @@ the dependency is click alone (small, pure Python, and already what typer would 
 the options are declared where they are documented.
 
 Layout: ``app.py`` (the group and error policy), ``fit.py``, ``predict.py`` (predict and
-evaluate), ``info.py``, ``demo.py``; ``files.py`` (reading data files), ``models.py``
-(estimator names and parameters), ``config.py`` (TOML/YAML options), ``metrics.py``,
-``output.py`` (text and ``--json``).
+evaluate), ``info.py``, ``demo.py``; ``models.py`` (estimator names and parameters),
+``config.py`` (TOML/YAML options), ``metrics.py``, ``output.py`` (text and ``--json``).
 """
 
 from .app import main

@@ -12,7 +12,7 @@ import sys
 import click
 
 from .. import __version__
-from .files import DataFileError
+from ..data.whole_files import DataFileError
 from .models import CliError
 
 __all__ = ["KernelstreamGroup", "main"]

@@ -9,8 +9,8 @@ from pathlib import Path
 import click
 
 from .. import __version__
+from ..data.whole_files import WHOLE_FILE_FORMATS, read_labelled
 from .config import CONFIG_PARAMS, apply_config
-from .files import FORMATS, read_labelled
 from .models import (TASKS, CliError, build_estimator, check_writable, estimator_class,
                      estimator_options, fit_options, parse_assignment, parse_value,
                      prepare_labels, prepare_rows)
@@ -41,7 +41,7 @@ def data_options(command):
                            help="Label column of a CSV/Parquet table (name or index; default: a "
                                 "column named y/label/target, else the last), the label key of "
                                 "an npz file (default y), or 'none'.")(command)
-    return click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
+    return click.option("--format", "fmt", type=click.Choice(WHOLE_FILE_FORMATS), default=None,
                         help="File format (default: from the suffix or the first line).")(command)
 
 

@@ -10,7 +10,7 @@ import sys
 import click
 import numpy as np
 
-from .files import read_labelled
+from ..data.whole_files import read_labelled
 from .fit import data_options
 from .models import (CliError, check_writable, has_proba, has_std, prepare_labels, prepare_rows,
                      proba_error)

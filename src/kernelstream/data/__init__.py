@@ -18,6 +18,9 @@ Every estimator's ``fit`` takes a source (``fit(source)``); see
 :mod:`kernelstream.estimators._streaming` and, for data-parallel training,
 :mod:`kernelstream.distributed`.
 
+``read_labelled(path)`` (:mod:`.whole_files`) reads a file or a directory whole into memory
+instead: what the command line reads its data with.
+
 Examples
 --------
 >>> import numpy as np
@@ -32,13 +35,39 @@ Examples
 1000
 """
 
-from .arrays import ArraySource
-from .base import Chunk, Source, Summary
-from .delimited import CsvSource
-from .libsvm import LibsvmSource
-from .numpy_files import open_npy, open_npz
-from .open import FORMATS, open_source
-from .parquet import ParquetSource
+from __future__ import annotations
 
-__all__ = ["open_source", "Source", "Chunk", "Summary", "ArraySource", "CsvSource",
-           "LibsvmSource", "ParquetSource", "open_npy", "open_npz", "FORMATS"]
+import importlib
+
+#: public name → the module that defines it; imported on first use (PEP 562), so that the
+#: command line can read whole files (:mod:`.whole_files`) without loading every reader
+_PUBLIC = {
+    "open_source": ".open",
+    "FORMATS": ".open",
+    "Source": ".base",
+    "Chunk": ".base",
+    "Summary": ".base",
+    "ArraySource": ".arrays",
+    "CsvSource": ".delimited",
+    "LibsvmSource": ".libsvm",
+    "ParquetSource": ".parquet",
+    "open_npy": ".numpy_files",
+    "open_npz": ".numpy_files",
+    "read_labelled": ".whole_files",
+    "Labelled": ".whole_files",
+    "DataFileError": ".whole_files",
+}
+
+__all__ = list(_PUBLIC)
+
+
+def __getattr__(name: str):
+    if name not in _PUBLIC:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_PUBLIC[name], __name__), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_PUBLIC})

@@ -1,11 +1,14 @@
-"""Whole-file reading for the command line: LIBSVM, CSV, Parquet and npz files, or directories.
+"""Whole-file reading: LIBSVM, CSV, Parquet and npz files, or directories, into memory.
 
-Every file the CLI reads goes through :func:`read_labelled` (one reader per format behind it), so
-the streaming readers of ``kernelstream.data`` can replace this module in one place. Each reader
-loads the whole file into memory: LIBSVM as a CSR matrix (sparse rows stay sparse; the
-estimators that need dense rows are densified by the caller, :func:`kernelstream.cli.models.
-prepare_rows`), CSV, Parquet and npz as dense float64 arrays. A directory is every visible file
-in it, in name order, read in one format and stacked.
+The streaming sources of :mod:`kernelstream.data` read a data set in chunks; :func:`read_labelled`
+reads it whole (one reader per format behind it), which is what the command line does: every
+file it reads goes through this function. LIBSVM becomes a CSR matrix (sparse rows stay sparse;
+the estimators that need dense rows are densified by the caller,
+:func:`kernelstream.cli.models.prepare_rows`), CSV, Parquet and npz dense float64 arrays. A
+directory is every visible file in it, in name order, read in one format and stacked. Every
+error is a :class:`DataFileError` naming the file (and the line). Importing this module loads
+neither torch nor scikit-learn (the LIBSVM reader imports scikit-learn when it runs), so the
+command line's ``--help`` stays fast.
 
 Labels: a LIBSVM line starts with its label. In a CSV or Parquet table the label is the column
 ``label`` names (a name, or an index counted from 0, negative from the end); by default the
@@ -26,14 +29,18 @@ from typing import Callable
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["DataFileError", "Labelled", "FORMATS", "read_labelled", "detect_format"]
+from .base import LABEL_NAMES
 
-FORMATS = ("libsvm", "csv", "parquet", "npz")
+__all__ = ["DataFileError", "Labelled", "WHOLE_FILE_FORMATS", "read_labelled", "detect_format",
+           "NO_LABEL"]
+
+#: the formats :func:`read_labelled` reads
+WHOLE_FILE_FORMATS = ("libsvm", "csv", "parquet", "npz")
 _SUFFIXES = {".svm": "libsvm", ".libsvm": "libsvm", ".svmlight": "libsvm", ".csv": "csv",
              ".parquet": "parquet", ".pq": "parquet", ".npz": "npz"}
-#: label column names looked for, in this order, when ``label`` is not given: the same as
-#: ``kernelstream.data``'s ``label="auto"`` (not imported: its readers would slow ``--help``)
-LABEL_NAMES = ("y", "label", "target")
+#: ``label`` that reads no label column (a table) or no labels (npz); without ``label`` a table's
+#: label is the first column named as in ``LABEL_NAMES`` (as ``label="auto"`` of the streaming
+#: readers), else its last column
 NO_LABEL = "none"
 #: a LIBSVM line: a label (or comma-separated labels), optional qid, then index:value pairs
 _LIBSVM_LINE = re.compile(r"^\s*[^\s:#]+(\s+qid:\S+)?(\s+\d+:\S+)*\s*(#.*)?$")
@@ -82,8 +89,8 @@ def read_labelled(path, fmt: str | None = None, label: str | int | None = None, 
         Naming the file (and the line) when something is wrong.
     """
     files = _data_files(Path(path))
-    if fmt is not None and fmt not in FORMATS:
-        raise DataFileError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
+    if fmt is not None and fmt not in WHOLE_FILE_FORMATS:
+        raise DataFileError(f"unknown format {fmt!r}; use one of {', '.join(WHOLE_FILE_FORMATS)}")
     fmt = _one_format(path, files, fmt)
     if fmt == "libsvm":
         data = _read_libsvm(files, n_features, zero_based)
@@ -138,7 +145,7 @@ def detect_format(path: Path) -> str:
     if _LIBSVM_LINE.match(first) and ":" in first:
         return "libsvm"
     raise DataFileError(f"{path}: cannot tell its format from the suffix or the first line; "
-                        f"pass --format ({', '.join(FORMATS)})")
+                        f"pass --format ({', '.join(WHOLE_FILE_FORMATS)})")
 
 
 # -- LIBSVM ----------------------------------------------------------------------------------
