@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib
 import json
 import os
 import uuid
@@ -33,7 +34,7 @@ import numpy as np
 import torch
 
 __all__ = ["save", "save_model", "load", "read_header", "ModelFileError", "save_checkpoint",
-           "load_checkpoint", "CheckpointError"]
+           "load_checkpoint", "CheckpointError", "register_model_class", "jsonable", "from_json"]
 
 FORMAT = "kernelstream"
 FORMAT_VERSION = 3
@@ -70,11 +71,24 @@ CHECKPOINT_FORMAT = "kernelstream-checkpoint"
 CHECKPOINT_VERSION = 1
 
 
-def _registry() -> dict:
-    """Class name -> class: the only classes a file can name."""
-    from . import estimators
+#: class name -> class: the only classes a file can name (:func:`register_model_class`)
+_MODEL_CLASSES: dict[str, type] = {}
+#: the package whose import registers the public estimators
+_ESTIMATORS_PACKAGE = "kernelstream.estimators"
 
-    return {name: getattr(estimators, name) for name in estimators.__all__}
+
+def register_model_class(cls: type) -> type:
+    """Allow files to name ``cls`` (the estimators package registers its public classes)."""
+    _MODEL_CLASSES[cls.__name__] = cls
+    return cls
+
+
+def _registry() -> dict:
+    """Class name -> class: the only classes a file can name. The estimators register
+    themselves on import; loading imports their package by name first, as pickle imports a
+    class's module (this module imports no estimator)."""
+    importlib.import_module(_ESTIMATORS_PACKAGE)
+    return _MODEL_CLASSES
 
 
 def _digest_offset(f, path, kind: _FileKind = _MODEL) -> int | None:
@@ -148,9 +162,9 @@ def _write_atomic(tensors: dict[str, torch.Tensor], metadata: dict[str, str], pa
             os.unlink(tmp)
 
 
-def _jsonable(value):
+def jsonable(value):
     if isinstance(value, np.ndarray):
-        return [_jsonable(v) for v in value.tolist()]
+        return [jsonable(v) for v in value.tolist()]
     if isinstance(value, (np.integer,)):
         return int(value)
     if isinstance(value, (np.floating,)):
@@ -158,9 +172,9 @@ def _jsonable(value):
     if isinstance(value, (np.bool_,)):
         return bool(value)
     if isinstance(value, dict):
-        return {"__dict__": [[_jsonable(k), _jsonable(v)] for k, v in value.items()]}
+        return {"__dict__": [[jsonable(k), jsonable(v)] for k, v in value.items()]}
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     if isinstance(value, os.PathLike):
         return os.fspath(value)
     if value is None or isinstance(value, (bool, int, float, str)):
@@ -168,11 +182,11 @@ def _jsonable(value):
     raise TypeError(f"cannot store {type(value).__name__} in a model file")
 
 
-def _from_json(value):
+def from_json(value):
     if isinstance(value, dict) and "__dict__" in value:
-        return {_hashable(_from_json(k)): _from_json(v) for k, v in value["__dict__"]}
+        return {_hashable(from_json(k)): from_json(v) for k, v in value["__dict__"]}
     if isinstance(value, list):
-        return [_from_json(v) for v in value]
+        return [from_json(v) for v in value]
     return value
 
 
@@ -192,8 +206,8 @@ def save_model(model, path, *, metadata: dict | None = None) -> None:
     params = {k: v for k, v in model.get_params(deep=False).items() if k != "random_state"}
     random_state = model.random_state if isinstance(model.random_state, (int, type(None))) else None
     header = {"format": FORMAT, "version": FORMAT_VERSION, "class": type(model).__name__,
-              "library_version": _library_version(), "params": _jsonable(params),
-              "random_state": _jsonable(random_state), "state": state}
+              "library_version": _library_version(), "params": jsonable(params),
+              "random_state": jsonable(random_state), "state": state}
     if metadata is not None:
         header["metadata"] = json.loads(json.dumps(metadata))  # plain JSON only, checked here
     _write_atomic(tensors, {"kernelstream": json.dumps(header)}, path)
@@ -209,7 +223,7 @@ def read_header(path) -> dict:
     saved with some) and ``tensors`` (name → ``{"shape", "dtype"}``)."""
     header, tensors = _read(path)
     summary = {key: value for key, value in header.items() if key != "state"}
-    summary["params"] = _from_json(header.get("params", {}))
+    summary["params"] = from_json(header.get("params", {}))
     summary["tensors"] = {name: {"shape": list(t.shape),
                                  "dtype": str(t.dtype).replace("torch.", "")}
                           for name, t in tensors.items()}
@@ -231,12 +245,12 @@ def _to_json(value, key: str, tensors: dict):
         tensors[key] = torch.from_numpy(np.ascontiguousarray(value).copy())
         return {"__ndarray__": key}
     if isinstance(value, np.ndarray):
-        return {"__array__": _jsonable(value), "dtype": value.dtype.str}
+        return {"__array__": jsonable(value), "dtype": value.dtype.str}
     if isinstance(value, dict):
         return {"__map__": {str(k): _to_json(v, f"{key}.{k}", tensors) for k, v in value.items()}}
     if isinstance(value, (list, tuple)):
         return [_to_json(v, f"{key}.{i}", tensors) for i, v in enumerate(value)]
-    return _jsonable(value)
+    return jsonable(value)
 
 
 def _from_state_json(value, tensors: dict):
@@ -309,7 +323,7 @@ def load(path):
         raise ModelFileError(f"Unknown model class {name!r} in {str(path)!r}; only "
                              f"{sorted(_registry())} can be loaded.")
     try:
-        model = cls(**_from_json(header["params"]), random_state=header["random_state"])
+        model = cls(**from_json(header["params"]), random_state=header["random_state"])
         model.load_state_dict(_from_state_json(header["state"], tensors))
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
         raise ModelFileError(f"{str(path)!r} has an inconsistent header ({type(exc).__name__}: "
@@ -324,7 +338,7 @@ def save_checkpoint(header: dict, state: dict, path) -> None:
     never a part of one."""
     tensors: dict[str, torch.Tensor] = {}
     document = {"format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION,
-                "library_version": _library_version(), **{k: _jsonable(v) for k, v in header.items()},
+                "library_version": _library_version(), **{k: jsonable(v) for k, v in header.items()},
                 "state": _to_json(state, "state", tensors)}
     _write_atomic(tensors, {"kernelstream": json.dumps(document)}, path)
 
@@ -354,4 +368,4 @@ def load_checkpoint(path) -> tuple[dict, dict]:
                               f"this kernelstream resumes version {CHECKPOINT_VERSION}. Fit "
                               "again without resume.")
     state = _from_state_json(header.pop("state"), tensors)
-    return {key: _from_json(value) for key, value in header.items()}, state
+    return {key: from_json(value) for key, value in header.items()}, state

@@ -10,3 +10,8 @@ from .regression import DSGRegressor
 
 __all__ = ["AOGDClassifier", "DSGClassifier", "DSGDensityRatio", "DSGGaussianProcessRegressor",
            "DSGOneClass", "DSGRegressor", "GoGPRegressor", "RandomFeatures"]
+
+from ..io import register_model_class
+
+for _name in __all__:
+    register_model_class(globals()[_name])

@@ -7,32 +7,29 @@ Estimators validate input, convert it to tensors on the chosen device, and call 
 from __future__ import annotations
 
 import math
-from contextlib import contextmanager, nullcontext
 
 import numpy as np
 import scipy.sparse as sp
 import torch
-from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import (_check_sample_weight, check_consistent_length,
+from sklearn.utils.validation import (check_consistent_length,
                                       check_is_fitted, validate_data)
 
 from .._device import resolve_device, resolve_dtype, to_tensor
 from ..ops.sparse import CSRRows, keeps_sparse
-from .._threads import resolve_n_jobs, respects_n_jobs
+from .._threads import resolve_n_jobs
 from .._validation import (Integral, Interval, Real, StrOptions, check_magnitude,
-                           check_sample_weight_values)
+                           check_sample_weight)
 from ..expansion import Expansion
 from ..features import build_feature_map, kernel_class
 from ..features.additive import check_non_negative
 from ..planning import LIMITS, feature_layout, max_feature_blocks, resolve_loss
 from ..schedules import make_schedule
 from ..solvers import DSGConfig, dsg_step
-from .._state import EstimatorState
 from ..rng import draw_seed
 from ._progress import VERBOSE_CONSTRAINT, StreamProgress, progress_bar
-from ._rollback import unchanged_on_error
+from ._estimator import KernelEstimator
 
 __all__ = ["DSGBase", "assign_parameters"]
 
@@ -52,8 +49,10 @@ def assign_parameters(estimator, arguments: dict) -> None:
             setattr(estimator, name, value)
 
 
-class DSGBase(EstimatorState, BaseEstimator):
-    """Parameters, fitting loop and persistence shared by DSGRegressor and DSGClassifier."""
+class DSGBase(KernelEstimator):
+    """Parameters and the fitting loop shared by the doubly stochastic estimators."""
+
+    _mutable_state = ("expansion_",)
 
     _state_attributes = ("n_features_in_", "feature_names_in_", "seed_", "sigma_", "n_components_",
                          "t_", "n_iter_", "expansion_", "_pending")
@@ -125,9 +124,7 @@ class DSGBase(EstimatorState, BaseEstimator):
         return X
 
     def _validate_sample_weight(self, sample_weight, X) -> np.ndarray:
-        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
-        check_sample_weight_values(sample_weight)
-        return sample_weight
+        return check_sample_weight(sample_weight, X)
 
     def _validated(self, X, y, sample_weight, *, first: bool, classes=None):
         """``(X, y, sample_weight)`` checked against each other and against the fitted model."""
@@ -238,16 +235,6 @@ class DSGBase(EstimatorState, BaseEstimator):
             wt = torch.as_tensor(wb, dtype=dtype, device=device)
             yield Xb.shape[0], dsg_step(expansion, loss, Xt, yt, wt, config)
 
-    @contextmanager
-    def _unchanged_on_error(self):
-        """Restore every attribute, and undo the expansion's steps, if the body raises (no copy
-        of the model: :meth:`Expansion.transaction`)."""
-        expansion = getattr(self, "expansion_", None)
-        with unchanged_on_error(self), (expansion.transaction() if expansion is not None
-                                        else nullcontext()):
-            yield
-
-    @respects_n_jobs
     def _fit_source(self, data, y=None, sample_weight=None, classes=None):
         """``fit`` on a stream (a ``kernelstream.data`` source, a shard of one under
         ``torch.distributed``, or a ShardGroup): :mod:`._streaming`."""
@@ -258,7 +245,6 @@ class DSGBase(EstimatorState, BaseEstimator):
             return fit_preconditioned_stream(self, data, classes)
         return fit_one_pass_stream(self, data, classes)
 
-    @respects_n_jobs
     def _fit(self, X, y, sample_weight=None):
         with self._unchanged_on_error():
             X, y, sample_weight = self._validated(X, y, sample_weight, first=True)
@@ -272,7 +258,6 @@ class DSGBase(EstimatorState, BaseEstimator):
             self._pending = None
         return self
 
-    @respects_n_jobs
     def _partial_fit(self, X, y, sample_weight=None, classes=None):
         """Learn from a chunk of a stream in full batches of ``batch_size`` rows.
 
@@ -326,7 +311,6 @@ class DSGBase(EstimatorState, BaseEstimator):
         self.n_iter_ = n_iter
 
     # -- prediction ----------------------------------------------------------------------
-    @respects_n_jobs
     def _raw_decision(self, X) -> np.ndarray:
         """Model output ``(n, C)`` as float64 numpy (:func:`predict_in_row_chunks`)."""
         self._check_has_stepped()
@@ -357,19 +341,6 @@ class DSGBase(EstimatorState, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
-
-    # -- persistence ---------------------------------------------------------------------
-    def save(self, path) -> None:
-        """Save to one safetensors file: JSON configuration plus the coefficients.
-
-        The file holds ``n_blocks·r·C`` float coefficients, the intercept, the seed and the
-        configuration; it never grows with the number of training points or the input dimension.
-        Load it with :func:`kernelstream.load`.
-        """
-        from ..io import save_model
-
-        save_model(self, path)
-
 
 def _prepend(pending, X, y, weight):
     """The buffered rows of earlier ``partial_fit`` calls followed by this call's rows."""

@@ -33,7 +33,7 @@ import scipy.sparse as sp
 import torch
 
 from .._state import feature_map_from_config
-from ..io import CheckpointError, _from_json, _jsonable, load_checkpoint, save_checkpoint
+from ..io import CheckpointError, from_json, jsonable, load_checkpoint, save_checkpoint
 from ..solvers.checkpoint import growth_state_dict, growth_state_from_dict
 from ..solvers.selection import GrowthState
 
@@ -98,7 +98,7 @@ def model_parameters(estimator) -> dict:
     params = estimator.get_params(deep=False)
     if not isinstance(params["random_state"], (int, np.integer, type(None))):
         params["random_state"] = type(params["random_state"]).__name__
-    return {k: _from_json(json.loads(json.dumps(_jsonable(v)))) for k, v in params.items()
+    return {k: from_json(json.loads(json.dumps(jsonable(v)))) for k, v in params.items()
             if k not in OPERATIONAL}
 
 

@@ -22,7 +22,6 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
 
 from .._device import resolve_device, to_tensor
-from .._threads import respects_n_jobs
 from .._validation import Integral, Interval, Real, StrOptions
 from ..expansion import Expansion
 from ..features import make_feature_map, resolve_bandwidth
@@ -80,7 +79,6 @@ class ConvergingMixin:
     def _one_pass_sigma(self):
         return "median" if self.sigma == "auto" else self.sigma
 
-    @respects_n_jobs
     def _fit_preconditioned(self, X, y, sample_weight, resume=None):
         with self._unchanged_on_error(), closing(self._progress()) as progress:
             warm = self.warm_start and hasattr(self, "expansion_") and hasattr(self, "alpha_")

@@ -6,29 +6,28 @@ import math
 
 import numpy as np
 import torch
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import ClassifierMixin
 from sklearn.metrics import roc_auc_score
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d, validate_data
 
 from .._device import resolve_device, to_numpy, to_tensor
-from .._threads import respects_n_jobs
 from .._validation import Integral, Interval, Real, StrOptions, check_magnitude
 from ..features import build_feature_map
 from ..schedules import SCHEDULES, make_schedule
 from ..solvers.pairwise import (PAIRWISE_LOSSES, PairwiseState, aogd_chunk, bernoulli_coins,
                                 pairwise_stream)
-from .._state import EstimatorState, feature_map_from_config
+from .._state import feature_map_from_config
 from ..rng import draw_seed
 from ._base import assign_parameters
 from ._labels import fit_or_check_labels
 from ._progress import VERBOSE_CONSTRAINT, StreamProgress, progress_bar
-from ._rollback import unchanged_on_error
+from ._estimator import KernelEstimator
 from ._streaming import check_arrays_absent, fit_aogd_stream, is_source
 
 __all__ = ["AOGDClassifier"]
 
-class AOGDClassifier(EstimatorState, ClassifierMixin, BaseEstimator):
+class AOGDClassifier(ClassifierMixin, KernelEstimator):
     """Online AUC maximisation on random Fourier features (AOGD, Algorithm 1).
 
     Each new example ``z_t = ψ(x_t)`` is paired with the running mean ``z̄`` of the opposite
@@ -131,6 +130,7 @@ class AOGDClassifier(EstimatorState, ClassifierMixin, BaseEstimator):
     True
     """
 
+    _mutable_state = ("state_",)  # rolled back by a deep copy
     _state_attributes = ("n_features_in_", "feature_names_in_", "classes_", "seed_", "sigma_",
                          "n_components_", "feature_map_", "state_", "coef_", "iterate_",
                          "n_averaged_", "step_scale_", "threshold_", "t_", "n_iter_")
@@ -167,7 +167,6 @@ class AOGDClassifier(EstimatorState, ClassifierMixin, BaseEstimator):
         assign_parameters(self, locals())
 
     # -- public API ----------------------------------------------------------------------
-    @respects_n_jobs
     def fit(self, X, y=None):
         """``max_iter`` passes of Algorithm 1 over ``(X, y)`` from a fresh model; ``X`` may be
         a source of :mod:`kernelstream.data` (its labels inside; each pass reads its chunks)."""
@@ -191,7 +190,6 @@ class AOGDClassifier(EstimatorState, ClassifierMixin, BaseEstimator):
             self.n_iter_ = self.max_iter
         return self
 
-    @respects_n_jobs
     def partial_fit(self, X, y, classes=None):
         """One pass over a chunk of the stream, in the given order.
 
@@ -214,7 +212,6 @@ class AOGDClassifier(EstimatorState, ClassifierMixin, BaseEstimator):
             self.n_iter_ += 1
         return self
 
-    @respects_n_jobs
     def decision_function(self, X):
         """Scores to rank by, ``wᵀψ(x) − threshold_`` (positive favours ``classes_[1]``)."""
         check_is_fitted(self, "coef_")
@@ -243,15 +240,6 @@ class AOGDClassifier(EstimatorState, ClassifierMixin, BaseEstimator):
                              f"{np.unique(y).tolist()}.")
         return roc_auc_score(y == self.classes_[1], self.decision_function(X),
                              sample_weight=sample_weight)
-
-    def save(self, path) -> None:
-        """Save to one safetensors file: ``w``, the averaged model, the class sums, counts and
-        random examples (``O(D)`` numbers) and the configuration; the random features are
-        regenerated from the seed. :func:`kernelstream.load` gives a model that scores exactly as
-        this one and whose ``partial_fit`` continues the stream as this one's would."""
-        from ..io import save_model
-
-        save_model(self, path)
 
     # -- steps ---------------------------------------------------------------------------
     def _start(self, X, random) -> None:
@@ -349,10 +337,6 @@ class AOGDClassifier(EstimatorState, ClassifierMixin, BaseEstimator):
         return {"feature_map_": feature_map_from_config,
                 "state_": lambda state: PairwiseState.empty(self.n_components_, device=device)
                 .load_state_dict(state, device)}
-
-    def _unchanged_on_error(self):
-        """Restore every attribute, and the solver state, if the body raises."""
-        return unchanged_on_error(self, ("state_",))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

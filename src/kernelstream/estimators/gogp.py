@@ -12,22 +12,22 @@ import math
 import numpy as np
 import scipy.sparse as sp
 import torch
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import RegressorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._device import resolve_device, to_tensor
-from .._threads import resolve_n_jobs, respects_n_jobs
+from .._threads import resolve_n_jobs
 from .._validation import Integral, Interval, Real, StrOptions, check_magnitude
 from ..features import FeatureMap, build_feature_map, resolve_bandwidth
 from ..solvers.gogp import GoGPKernelState
 from ..solvers.gogp_rf import GoGPFeatureState
 from ..solvers.gp_evidence import fit_gp_hyperparameters
-from .._state import EstimatorState, feature_map_from_config
+from .._state import feature_map_from_config
 from ..rng import draw_seed
 from ._base import assign_parameters
 from ._progress import VERBOSE_CONSTRAINT, StreamProgress, progress_bar
-from ._rollback import unchanged_on_error
+from ._estimator import KernelEstimator
 from ._streaming import arrays_of
 
 __all__ = ["GoGPRegressor"]
@@ -36,7 +36,7 @@ __all__ = ["GoGPRegressor"]
 MAX_EVIDENCE_POINTS = 500
 
 
-class GoGPRegressor(EstimatorState, RegressorMixin, BaseEstimator):
+class GoGPRegressor(RegressorMixin, KernelEstimator):
     """Online Gaussian-process regression with an inducing set chosen by distance to its span.
 
     A point joins the inducing set ``U`` when its posterior standard deviation given ``U``
@@ -136,6 +136,7 @@ class GoGPRegressor(EstimatorState, RegressorMixin, BaseEstimator):
     (True, 0.1, array([0.1, 0.1]))
     """
 
+    _mutable_state = ("state_",)  # rolled back by a deep copy
     _state_attributes = ("n_features_in_", "feature_names_in_", "seed_", "sigma_", "noise_",
                          "amplitude_", "theta_", "y_offset_", "y_scale_", "_noise_z",
                          "feature_map_", "state_", "_sq_sum", "_n_online", "n_inducing_", "t_",
@@ -168,7 +169,6 @@ class GoGPRegressor(EstimatorState, RegressorMixin, BaseEstimator):
         assign_parameters(self, locals())
 
     # -- public API -----------------------------------------------------------------------
-    @respects_n_jobs
     def fit(self, X, y=None):
         """Warm start on the first ``warmup_fraction`` fraction, then one online pass over the rest.
 
@@ -204,7 +204,6 @@ class GoGPRegressor(EstimatorState, RegressorMixin, BaseEstimator):
             self._finish()
         return self
 
-    @respects_n_jobs
     def partial_fit(self, X, y):
         """Predict-then-learn each row in order; the first call fixes the hyper-parameters.
 
@@ -212,7 +211,7 @@ class GoGPRegressor(EstimatorState, RegressorMixin, BaseEstimator):
         commits them (no copy); a call of several rows copies the solver state once.
         """
         n_rows = X.shape[0] if hasattr(X, "shape") else len(X)
-        with self._unchanged_on_error(copy_state=n_rows > 1):
+        with self._unchanged_on_error(None if n_rows > 1 else ()):
             first = not hasattr(self, "state_")
             if first:
                 self._validate_params()
@@ -231,16 +230,6 @@ class GoGPRegressor(EstimatorState, RegressorMixin, BaseEstimator):
             self._finish()
         return self
 
-    def save(self, path) -> None:
-        """Save to one safetensors file: the solver state (inducing set and its matrices, or the
-        feature posterior), the hyper-parameters and the configuration. :func:`kernelstream.load`
-        gives a model that predicts exactly as this one and whose ``partial_fit`` continues the
-        stream as this one's would."""
-        from ..io import save_model
-
-        save_model(self, path)
-
-    @respects_n_jobs
     def predict(self, X, return_std=False, include_noise=True):
         """Posterior mean; with ``return_std`` also the standard deviation of a new target
         ``y = f(x) + ε``, ``sqrt(σ²(x) + noise_)`` — so that ``mean ± 1.96·std`` is a 95%
@@ -399,6 +388,3 @@ class GoGPRegressor(EstimatorState, RegressorMixin, BaseEstimator):
             "overshoots by ~N/s² and only the ball bounds it (benchmarks/results/gogp.md); its "
             "scores fail scikit-learn's sanity threshold.")}
 
-    def _unchanged_on_error(self, copy_state: bool = True):
-        """Restore every attribute, and (``copy_state``) the solver state, if the body raises."""
-        return unchanged_on_error(self, ("state_",) if copy_state else ())

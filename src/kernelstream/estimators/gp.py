@@ -8,11 +8,10 @@ import numpy as np
 import psutil
 import torch
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import RegressorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from .._threads import respects_n_jobs
 from .._device import resolve_device, resolve_dtype, to_tensor
 from .._validation import Integral, Interval, Real, StrOptions, check_magnitude
 from ..expansion import Expansion
@@ -25,11 +24,10 @@ from ..solvers.gp_evidence import fit_gp_hyperparameters_coarse_to_fine
 from ..solvers.gp_variance import (LandmarkVariance, OperatorVariance, dual_fit_bytes,
                                    landmark_bytes, operator_bytes, targets_bytes,
                                    targets_variance)
-from .._state import EstimatorState
 from ..rng import draw_seed
 from ._base import assign_parameters
 from ._progress import VERBOSE_CONSTRAINT, progress_bar
-from ._rollback import unchanged_on_error
+from ._estimator import KernelEstimator
 
 __all__ = ["DSGGaussianProcessRegressor"]
 
@@ -46,7 +44,7 @@ MIN_NOISE = 1e-6
 OPERATOR_FEATURES = 8192
 
 
-class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator):
+class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
     """Gaussian-process regression whose posterior is computed from seeded random-feature blocks.
 
     Posterior (Rasmussen & Williams eq. 2.25-2.26, Dai et al. eq. 9), prior ``f ~ GP(0, a k_σ)``
@@ -262,7 +260,6 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
         assign_parameters(self, locals())
 
     # -- public API -----------------------------------------------------------------------
-    @respects_n_jobs
     def fit(self, X, y=None, X_variance=None):
         """Hyper-parameters (what is "auto") and the posterior of the GP on ``(X, y)``.
 
@@ -275,7 +272,7 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
         if weight is not None:
             raise ValueError("DSGGaussianProcessRegressor takes no sample weights; open the "
                              "source without weight=.")
-        with unchanged_on_error(self):
+        with self._unchanged_on_error():
             self._validate_params()
             X, y = validate_data(self, X, y, reset=True, dtype=np.float64, y_numeric=True,
                                  multi_output=True, accept_sparse="csr")
@@ -295,26 +292,6 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
             self._fit(X, y, X_variance)
         return self
 
-    def save(self, path) -> None:
-        """Save to one safetensors file: the seed, the hyper-parameters, and
-
-        - the mean: ``n_components_ × n_outputs_`` float64 coefficients (the random features
-          are regenerated from the seed, never stored);
-        - the variance state, which ``predict(return_std=True)`` needs away from the training
-          data: route (c), the ``M`` landmark rows and the lower triangles of the two ``M×M``
-          Cholesky factors (``8·M(M+1) + 8·M·d`` bytes: 8.5 MB at ``M = 1024``, ``d = 8``);
-          route (b), the triangle of the ``D×D`` factor (``4·D(D+1)`` bytes); route (a), the
-          ``X_variance`` rows, their variances and covariance (``8·m·(d + 1) + 8·m²``).
-
-        So the file grows with ``n_components`` (or ``n_steps·block_size`` without a budget)
-        and with ``n_landmarks²``, not with the training rows. Load with
-        :func:`kernelstream.load`; predictions, standard deviations and samples are identical.
-        """
-        from ..io import save_model
-
-        save_model(self, path)
-
-    @respects_n_jobs
     def predict(self, X, return_std=False, return_cov=False, include_noise=True):
         """Posterior mean; with ``return_std``/``return_cov`` also the standard deviation
         (``(n,)``) or covariance (``(n, n)``) of ``y = f + ε`` — ``v(x) + s²`` — or of ``f``
@@ -341,7 +318,6 @@ class DSGGaussianProcessRegressor(EstimatorState, RegressorMixin, BaseEstimator)
         cov[np.diag_indices_from(cov)] += noise  # σ² + s² on the diagonal: y = f + ε
         return mean, cov
 
-    @respects_n_jobs
     def sample_y(self, X, n_samples=1, random_state=0, include_noise=True):
         """Draws of ``y`` (of ``f`` with ``include_noise=False``) from the posterior at ``X``:
         ``(n, n_samples)`` (``(n, C, n_samples)`` for several outputs), like scikit-learn's

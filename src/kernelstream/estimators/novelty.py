@@ -20,7 +20,6 @@ from .._validation import Interval, Real
 from ..losses import get_loss
 from ..solvers import DSGConfig
 from .._state import random_state_from_state
-from .._threads import respects_n_jobs
 from ..planning import LIMITS
 from ._base import DSGBase, assign_parameters
 from ._streaming import arrays_of, is_source
@@ -176,7 +175,6 @@ class DSGDensityRatio(DSGBase):
 
     fit_intercept = True  # the normalising constant
 
-    @respects_n_jobs
     def fit(self, X_p, X_q):
         """Fit ``log p/q`` from a numerator sample ``X_p`` and a denominator sample ``X_q``
         (arrays, or sources of :mod:`kernelstream.data` read whole)."""
@@ -193,7 +191,6 @@ class DSGDensityRatio(DSGBase):
             self.kl_divergence_ = self.kl_divergence(X_p[:20000])
         return self
 
-    @respects_n_jobs
     def partial_fit(self, X_p, X_q):
         """One pass over a chunk of each sample."""
         first = not hasattr(self, "expansion_")

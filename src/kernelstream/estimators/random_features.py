@@ -7,17 +7,17 @@ from typing import Iterator
 
 import numpy as np
 import torch
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._device import resolve_device, to_numpy, to_tensor
-from .._threads import respects_n_jobs
 from .._validation import Integral, Interval, Real, StrOptions
 from ..features import FeatureMap, build_feature_map, kernel_class, make_feature_map
 from ..features.additive import check_non_negative
-from .._state import EstimatorState, feature_map_from_config
+from .._state import feature_map_from_config
 from ..rng import draw_seed
 from ._base import assign_parameters
+from ._estimator import KernelEstimator
 from ._streaming import is_source, sample_of
 
 __all__ = ["RandomFeatures"]
@@ -25,8 +25,7 @@ __all__ = ["RandomFeatures"]
 _ROWS_PER_CHUNK = 4096  # transform evaluates this many rows at a time
 
 
-class RandomFeatures(EstimatorState, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
-                     BaseEstimator):
+class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, KernelEstimator):
     """Random features ``Φ(x)`` with ``Φ(x)ᵀΦ(y) ≈ k(x, y)``, drawn in seeded blocks.
 
     The same blocks (a pure function of ``(random_state, j)``) that the DSG estimators
@@ -96,7 +95,6 @@ class RandomFeatures(EstimatorState, ClassNamePrefixFeaturesOutMixin, Transforme
                  n_jobs=None):
         assign_parameters(self, locals())
 
-    @respects_n_jobs
     def fit(self, X, y=None):
         """Resolve the bandwidth from ``X`` and fix the seed; no weights are stored.
 
@@ -164,7 +162,6 @@ class RandomFeatures(EstimatorState, ClassNamePrefixFeaturesOutMixin, Transforme
         self.sigma_, self.seed_ = feature_map.sigma, feature_map.seed
         self._n_features_out = self.n_components
 
-    @respects_n_jobs
     def transform(self, X):
         """``Φ(X)``, shape ``(n, n_components)``, in the dtype of ``X`` (float32 or float64)."""
         check_is_fitted(self, "feature_map_")
@@ -190,7 +187,6 @@ class RandomFeatures(EstimatorState, ClassNamePrefixFeaturesOutMixin, Transforme
                          * (fm.block_size / D) ** 0.5)
         return torch.cat(parts, dim=1)
 
-    @respects_n_jobs
     def kernel_matrix(self, X, Y=None):
         """The exact kernel matrix ``k(X, Y)``, ``(n, m)`` (``Y = X`` when omitted), in float64.
 
@@ -202,13 +198,6 @@ class RandomFeatures(EstimatorState, ClassNamePrefixFeaturesOutMixin, Transforme
         K = self.feature_map_.kernel(to_tensor(X, torch.float64, self.device_),
                                      to_tensor(Y, torch.float64, self.device_))
         return to_numpy(K)
-
-    def save(self, path) -> None:
-        """Save to one safetensors file (the configuration and seed: no weights, which are
-        regenerated from the seed). Load it with :func:`kernelstream.load`."""
-        from ..io import save_model
-
-        save_model(self, path)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
