@@ -1,6 +1,6 @@
 """Cost of ``GoGPRegressor.partial_fit`` one row at a time against the solver update itself.
 
-A GoGP model is grown to ``--inducing`` inducing points (``theta=0``: every point joins, and
+A GoGP model is grown to ``--inducing`` inducing points (``join_threshold=0``: every point joins, and
 past ``max_inducing`` the most redundant one leaves, so every update is at full size). Then,
 from copies of that model, the next ``--rows`` rows are learnt (a) by ``partial_fit(x, y)`` one
 row per call — validation, rollback guard, progress — and (b) by the solver's ``update`` alone.
@@ -31,7 +31,7 @@ def _grown_model(n_inducing: int, rows: int):
     rng = np.random.default_rng(0)
     X = rng.uniform(-3, 3, (n_inducing + 64 + rows, 4))
     y = np.sin(X).sum(1) + 0.1 * rng.standard_normal(len(X))
-    model = GoGPRegressor(theta=0.0, max_inducing=n_inducing, warmup_fraction=0.0, random_state=0)
+    model = GoGPRegressor(join_threshold=0.0, max_inducing=n_inducing, warmup_fraction=0.0, random_state=0)
     model.fit(X[: n_inducing + 64], y[: n_inducing + 64])
     return model, X[n_inducing + 64 :], y[n_inducing + 64 :]
 

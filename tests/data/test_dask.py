@@ -30,7 +30,7 @@ INCREMENTAL = {
     "DSGClassifier": (DSGClassifier(**SHORT), "binary"),
     "DSGClassifier-softmax": (DSGClassifier(**SHORT), "multiclass"),
     "DSGOneClass": (DSGOneClass(**FAST), "unsupervised"),
-    "GoGPRegressor": (GoGPRegressor(sigma=1.0, noise=0.1, theta=0.3, random_state=0),
+    "GoGPRegressor": (GoGPRegressor(sigma=1.0, noise=0.1, join_threshold=0.3, random_state=0),
                       "regression"),
     "AOGDClassifier": (AOGDClassifier(n_components=64, random_state=0), "binary"),
 }

@@ -1,4 +1,4 @@
-"""GoGP (issue 7): exact-GP oracle at theta = 0, Schur/Sherman–Morrison state, sparsity,
+"""GoGP (issue 7): exact-GP oracle at join_threshold = 0, Schur/Sherman–Morrison state, sparsity,
 streaming contract, bad input, scikit-learn conformance and the abalone checks."""
 
 import pickle
@@ -32,10 +32,10 @@ def _exact(X, y, Xt, sigma, noise):
 
 
 @pytest.mark.parametrize("warmup_fraction", [0.0, 0.1, 1.0])
-def test_theta_zero_is_the_exact_gp(synthetic, warmup_fraction):
+def test_join_threshold_zero_is_the_exact_gp(synthetic, warmup_fraction):
     """θ = 0 keeps every point: std (Prop. 1) and mean equal the exact posterior's."""
     X, y, Xt, _ = synthetic
-    model = GoGPRegressor(sigma=1.0, noise=0.01, theta=0.0, warmup_fraction=warmup_fraction,
+    model = GoGPRegressor(sigma=1.0, noise=0.01, join_threshold=0.0, warmup_fraction=warmup_fraction,
                           max_inducing=None, random_state=0).fit(X, y)
     mean0, std0 = _exact(X, y - model.y_offset_, Xt, 1.0, 0.01)  # prior mean: y_offset_
     # scikit-learn's std with alpha=noise is that of f: compare GoGP's std of f, not of y
@@ -74,7 +74,7 @@ def test_sparse_set_is_small_and_accurate(synthetic):
     X2, y2, _ = synthetic_regression(1200, random_state=2, dtype=np.float64)
     X, y = np.vstack([X, X2]), np.concatenate([y, y2])
     mean0, _ = _exact(X, y - y.mean(), Xt, 1.0, 0.01)
-    model = GoGPRegressor(sigma=1.0, noise=0.01, theta=0.1, random_state=0).fit(X, y)
+    model = GoGPRegressor(sigma=1.0, noise=0.01, join_threshold=0.1, random_state=0).fit(X, y)
     rmse = np.sqrt(np.mean((model.predict(Xt) - yt) ** 2))
     rmse0 = np.sqrt(np.mean((mean0 + y.mean() - yt) ** 2))
     assert model.n_inducing_ < 0.2 * len(X)
@@ -140,7 +140,7 @@ def test_random_feature_posterior_is_bayesian_linear_regression():
 @pytest.mark.parametrize("variant", ["kernel", "random_features"])
 def test_partial_fit_rows_equal_fit_without_warm_start(synthetic, variant):
     X, y, Xt, _ = synthetic
-    params = dict(sigma=1.0, noise=0.01, theta=0.05, warmup_fraction=0.0, variant=variant,
+    params = dict(sigma=1.0, noise=0.01, join_threshold=0.05, warmup_fraction=0.0, variant=variant,
                   n_components=64, random_state=0)
     chunks = np.array_split(np.arange(150), 7)
     y = y[:150].copy()  # first chunk and whole set share their mean (fit's prior mean)
@@ -170,7 +170,7 @@ def test_pickle_mid_stream_continues_identically(synthetic):
 
 def test_budget_is_kept(synthetic):
     X, y, Xt, yt = synthetic
-    model = GoGPRegressor(sigma=1.0, noise=0.01, theta=0.0, max_inducing=50,
+    model = GoGPRegressor(sigma=1.0, noise=0.01, join_threshold=0.0, max_inducing=50,
                           random_state=0).fit(X, y)
     assert model.n_inducing_ == 50
     assert np.sqrt(np.mean((model.predict(Xt) - yt) ** 2)) < 0.3 * np.std(yt) + 0.1
@@ -214,8 +214,8 @@ def test_bad_targets_and_parameters_are_named(synthetic):
         GoGPRegressor(kernel="nope").fit(X, y)
     with pytest.raises(ValueError, match="'variant' parameter"):
         GoGPRegressor(variant="nope").fit(X, y)
-    with pytest.raises(ValueError, match="'theta' parameter"):
-        GoGPRegressor(theta=-1.0).fit(X, y)
+    with pytest.raises(ValueError, match="'join_threshold' parameter"):
+        GoGPRegressor(join_threshold=-1.0).fit(X, y)
 
 
 @pytest.mark.slow

@@ -107,8 +107,8 @@ def test_bad_input_is_refused_and_leaves_the_adapter_as_it_was():
     assert pickle.dumps(model) == before
     with pytest.raises(TypeError):
         RiverGoGPRegressor(not_a_parameter=1)
-    with pytest.raises(ValueError, match="'theta' parameter"):
-        RiverGoGPRegressor(theta=-1.0)
+    with pytest.raises(ValueError, match="'join_threshold' parameter"):
+        RiverGoGPRegressor(join_threshold=-1.0)
 
 
 def test_seeded_twins_agree_and_pickling_mid_stream_resumes():

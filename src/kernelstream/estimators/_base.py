@@ -22,13 +22,14 @@ from .._threads import resolve_n_jobs
 from .._validation import (Integral, Interval, Real, StrOptions, check_magnitude,
                            check_sample_weight)
 from ..expansion import Expansion
+from ..glossary import constraints
 from ..features import build_feature_map, kernel_class
 from ..features.additive import check_non_negative
 from ..planning import LIMITS, feature_layout, max_feature_blocks, resolve_loss
 from ..schedules import make_schedule
 from ..solvers import DSGConfig, dsg_step
 from ..rng import draw_seed
-from ._progress import VERBOSE_CONSTRAINT, StreamProgress, progress_bar
+from ._progress import StreamProgress, progress_bar
 from ._estimator import KernelEstimator
 
 __all__ = ["DSGBase", "assign_parameters"]
@@ -58,10 +59,9 @@ class DSGBase(KernelEstimator):
                          "t_", "n_iter_", "expansion_", "_pending")
 
     _parameter_constraints: dict = {
-        "kernel": [str],
+        **constraints("kernel", "sigma_scale", "kernel_params", "average", "random_state",
+                      "verbose", "device", "dtype", "n_jobs"),
         "sigma": [Interval(Real, 0, None, closed="neither"), StrOptions({"median"})],
-        "sigma_scale": [Interval(Real, 0, None, closed="neither")],
-        "kernel_params": [dict, None],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "block_size": [Interval(Integral, 1, None, closed="left")],
@@ -72,15 +72,9 @@ class DSGBase(KernelEstimator):
         "power_t": [Interval(Real, 0, None, closed="left")],
         "precondition": ["boolean"],
         "precond_eps": [Interval(Real, 0, None, closed="neither")],
-        "average": ["boolean", Interval(Integral, 1, None, closed="left")],
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
         "fit_intercept": ["boolean"],
         "shuffle": ["boolean"],
-        "random_state": ["random_state"],
-        "verbose": VERBOSE_CONSTRAINT,
-        "device": [str],
-        "dtype": [StrOptions({"float32", "float64"})],
-        "n_jobs": [Integral, None],
     }
 
     # -- hooks the subclasses fill in ----------------------------------------------------

@@ -13,6 +13,7 @@ Written once for the eight estimators:
 
 from __future__ import annotations
 
+import functools
 import inspect
 from contextlib import ExitStack, contextmanager
 from typing import ClassVar
@@ -36,9 +37,13 @@ class KernelEstimator(EstimatorState, BaseEstimator):
 
     #: attributes a call changes in place (see the module docstring)
     _mutable_state: ClassVar[tuple[str, ...]] = ()
+    #: old parameter name -> new one: refused with a message naming the new one
+    _renamed_parameters: ClassVar[dict[str, str]] = {}
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__ and cls._renamed_parameters:
+            cls.__init__ = _refusing_renamed(cls.__init__, cls._renamed_parameters)
         for name in THREADED_METHODS:
             method = cls.__dict__.get(name)
             if inspect.isfunction(method):
@@ -62,3 +67,17 @@ class KernelEstimator(EstimatorState, BaseEstimator):
         weights are never stored: they are regenerated from the seed. Load it with
         :func:`kernelstream.load`; the loaded model predicts exactly as this one."""
         io.save_model(self, path)
+
+
+def _refusing_renamed(init, renamed: dict[str, str]):
+    """``__init__`` that refuses the old names of renamed parameters (the signature stays
+    ``init``'s, so scikit-learn's ``get_params`` sees the new names only)."""
+
+    @functools.wraps(init)
+    def __init__(self, *args, **kwargs):
+        for old in sorted(set(kwargs) & set(renamed)):
+            raise TypeError(f"{type(self).__name__}: the parameter {old!r} is now called "
+                            f"{renamed[old]!r}; pass {renamed[old]}={kwargs[old]!r}.")
+        init(self, *args, **kwargs)
+
+    return __init__

@@ -25,15 +25,12 @@ import contextlib
 import logging
 import sys
 
-from .._validation import StrOptions
 
-__all__ = ["AUTO_DELAY_S", "EpochProgress", "StreamProgress", "VERBOSE_CONSTRAINT", "closing",
+__all__ = ["AUTO_DELAY_S", "EpochProgress", "StreamProgress", "closing",
            "progress_bar"]
 
 #: ``verbose="auto"``: a bar appears once the work has run this long (seconds)
 AUTO_DELAY_S = 2.0
-#: the parameter constraint of ``verbose`` (an int or bool, or ``"auto"``)
-VERBOSE_CONSTRAINT = ["verbose", StrOptions({"auto"})]
 
 logger = logging.getLogger("kernelstream")
 

@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_consistent_length, check_is_fitted, c
 
 from .._device import resolve_device, to_numpy, to_tensor
 from .._validation import Integral, Interval, Real, StrOptions, check_magnitude
+from ..glossary import constraints
 from ..features import build_feature_map
 from ..schedules import SCHEDULES, make_schedule
 from ..solvers.pairwise import (PAIRWISE_LOSSES, PairwiseState, aogd_chunk, bernoulli_coins,
@@ -21,7 +22,7 @@ from .._state import feature_map_from_config
 from ..rng import draw_seed
 from ._base import assign_parameters
 from ._labels import fit_or_check_labels
-from ._progress import VERBOSE_CONSTRAINT, StreamProgress, progress_bar
+from ._progress import StreamProgress, progress_bar
 from ._estimator import KernelEstimator
 from ._streaming import check_arrays_absent, fit_aogd_stream, is_source
 
@@ -136,12 +137,11 @@ class AOGDClassifier(ClassifierMixin, KernelEstimator):
                          "n_averaged_", "step_scale_", "threshold_", "t_", "n_iter_")
 
     _parameter_constraints = {
+        **constraints("kernel", "sigma_scale", "kernel_params", "average", "random_state",
+                      "verbose", "device", "n_jobs"),
         "loss": [StrOptions(set(PAIRWISE_LOSSES))],
-        "kernel": [str],
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "sigma": [Interval(Real, 0, None, closed="neither"), StrOptions({"median"})],
-        "sigma_scale": [Interval(Real, 0, None, closed="neither")],
-        "kernel_params": [dict, None],
         "eta0": [Interval(Real, 0, None, closed="neither")],
         "gamma0": [Interval(Real, 0, None, closed="left"), None],
         "learning_rate": [StrOptions(set(SCHEDULES))],
@@ -149,14 +149,9 @@ class AOGDClassifier(ClassifierMixin, KernelEstimator):
         "power_t": [Interval(Real, 0, None, closed="left")],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "p": [Interval(Real, 0, 1, closed="both")],
-        "average": ["boolean", Interval(Integral, 1, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "shuffle": ["boolean"],
-        "random_state": ["random_state"],
-        "verbose": VERBOSE_CONSTRAINT,
-        "device": [str],
-        "n_jobs": [Integral, None],
     }
 
     def __init__(self, *, loss="squared", kernel="rbf", n_components=1024, sigma="median",

@@ -19,6 +19,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._device import resolve_device, to_tensor
 from .._threads import resolve_n_jobs
 from .._validation import Integral, Interval, Real, StrOptions, check_magnitude
+from ..glossary import constraints
 from ..features import FeatureMap, build_feature_map, resolve_bandwidth
 from ..solvers.gogp import GoGPKernelState
 from ..solvers.gogp_rf import GoGPFeatureState
@@ -26,7 +27,7 @@ from ..solvers.gp_evidence import fit_gp_hyperparameters
 from .._state import feature_map_from_config
 from ..rng import draw_seed
 from ._base import assign_parameters
-from ._progress import VERBOSE_CONSTRAINT, StreamProgress, progress_bar
+from ._progress import StreamProgress, progress_bar
 from ._estimator import KernelEstimator
 from ._streaming import arrays_of
 
@@ -40,14 +41,14 @@ class GoGPRegressor(RegressorMixin, KernelEstimator):
     """Online Gaussian-process regression with an inducing set chosen by distance to its span.
 
     A point joins the inducing set ``U`` when its posterior standard deviation given ``U``
-    (the distance of its feature to the span of ``U``'s, noise left out) exceeds ``theta``;
+    (the distance of its feature to the span of ``U``'s, noise left out) exceeds ``join_threshold``;
     ``(K_UU + s²I)⁻¹`` is kept by Schur-complement updates, ``O(|U|²)`` per point. The mean is
     ``μ(x) = d(x)ᵀγ`` with ``d(x) = (K_UU + s²I)⁻¹k_U(x)`` (Prop. 1 of the paper) and
     effective labels ``γ`` fitted to every point seen by recursive least squares
     (``solver="rls"``), or the paper's projected SGD (``solver="sgd"``); the standard deviation
     is Prop. 1's ``sqrt(k(x,x) − k_Uᵀ(K_UU + s²I)⁻¹k_U)``, and ``predict(return_std=True)``
     adds the noise to it (the std of a new target; ``include_noise=False`` for ``f`` alone).
-    ``theta → 0`` gives the exact GP.
+    ``join_threshold → 0`` gives the exact GP.
     See :mod:`kernelstream.solvers.gogp` for the update rules.
 
     Parameters
@@ -63,10 +64,10 @@ class GoGPRegressor(RegressorMixin, KernelEstimator):
         Noise variance ``s²``, in units of ``y²``. A number means the prior ``y ~ GP(mean(y), k)``
         with unit amplitude, as ``GaussianProcessRegressor(kernel=RBF(sigma), alpha=noise)``.
         "auto": noise and signal amplitude by marginal likelihood on the same rows as ``sigma``
-        (targets are then scaled by the amplitude, so ``theta`` is relative to the prior
+        (targets are then scaled by the amplitude, so ``join_threshold`` is relative to the prior
         standard deviation). Those rows are not limited to the warm-start portion: a noise
         fitted on its few rows (40 of 400) is too small, and the intervals too narrow.
-    theta : float or "auto", default="auto"
+    join_threshold : float or "auto", default="auto"
         Join threshold on the posterior standard deviation (in units of the prior's); 0 keeps
         every point. "auto": the noise standard deviation in the same units, ``sqrt(s²/a)``
         — a point joins when ``U`` predicts it worse than the noise level (the paper's
@@ -115,7 +116,7 @@ class GoGPRegressor(RegressorMixin, KernelEstimator):
         ``|U|`` (0 for the random-feature variant).
     sigma_, noise_, amplitude_ : float
         Bandwidth, noise variance and signal variance (``y`` units).
-    theta_ : float
+    join_threshold_ : float
         Join threshold used (units of the prior standard deviation).
     y_offset_, y_scale_ : float
         Prior mean and the scale of the internal targets ``(y − y_offset_)/y_scale_``.
@@ -137,16 +138,17 @@ class GoGPRegressor(RegressorMixin, KernelEstimator):
     """
 
     _mutable_state = ("state_",)  # rolled back by a deep copy
+    _renamed_parameters = {"theta": "join_threshold"}
     _state_attributes = ("n_features_in_", "feature_names_in_", "seed_", "sigma_", "noise_",
-                         "amplitude_", "theta_", "y_offset_", "y_scale_", "_noise_z",
+                         "amplitude_", "join_threshold_", "y_offset_", "y_scale_", "_noise_z",
                          "feature_map_", "state_", "_sq_sum", "_n_online", "n_inducing_", "t_",
                          "progressive_rmse_")
 
     _parameter_constraints: dict = {
-        "kernel": [str],
+        **constraints("kernel", "join_threshold", "kernel_params", "random_state", "verbose",
+                      "device", "n_jobs"),
         "sigma": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto", "median"})],
         "noise": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
-        "theta": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "variant": [StrOptions({"kernel", "random_features"})],
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "solver": [StrOptions({"rls", "sgd"})],
@@ -155,14 +157,9 @@ class GoGPRegressor(RegressorMixin, KernelEstimator):
         "average": ["boolean"],
         "warmup_fraction": [Interval(Real, 0, 1, closed="both")],
         "warmup_epochs": [Interval(Integral, 1, None, closed="left")],
-        "kernel_params": [dict, None],
-        "random_state": ["random_state"],
-        "verbose": VERBOSE_CONSTRAINT,
-        "device": [str],
-        "n_jobs": [Integral, None],
     }
 
-    def __init__(self, *, kernel="rbf", sigma="auto", noise="auto", theta="auto", variant="kernel",
+    def __init__(self, *, kernel="rbf", sigma="auto", noise="auto", join_threshold="auto", variant="kernel",
                  n_components=512, solver="rls", max_inducing=1024, n_neighbors=None,
                  average=False, warmup_fraction=0.1, warmup_epochs=3, kernel_params=None,
                  random_state=None, verbose="auto", device="auto", n_jobs=None):
@@ -268,7 +265,7 @@ class GoGPRegressor(RegressorMixin, KernelEstimator):
         z_max = float(np.max(np.abs((y[rows] - self.y_offset_) / self.y_scale_))) or 1.0
         if self.variant == "kernel":
             self.state_ = GoGPKernelState(
-                self.feature_map_.kernel, self._noise_z, self.theta_, solver=self.solver,
+                self.feature_map_.kernel, self._noise_z, self.join_threshold_, solver=self.solver,
                 max_inducing=self.max_inducing, n_neighbors=self.n_neighbors,
                 average=self.average, z_max=z_max, n_total=n_total,
                 n_features_in=X.shape[1], device=self.device_)
@@ -303,7 +300,7 @@ class GoGPRegressor(RegressorMixin, KernelEstimator):
         self._noise_z = noise / amplitude                         # s² in internal units
         self.noise_ = self._noise_z * self.y_scale_**2            # s² in units of y²
         self.amplitude_ = self.y_scale_**2
-        self.theta_ = math.sqrt(self._noise_z) if self.theta == "auto" else float(self.theta)
+        self.join_threshold_ = math.sqrt(self._noise_z) if self.join_threshold == "auto" else float(self.join_threshold)
 
     def _feature_map(self, X, sigma: float) -> FeatureMap:
         """The map of ``kernel`` at the bandwidth ``sigma`` (a number), built once."""

@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 from .._device import resolve_device, resolve_dtype, to_tensor
 from .._validation import Integral, Interval, Real, StrOptions, check_magnitude
 from ..expansion import Expansion
+from ..glossary import constraints
 from ..features import build_feature_map, make_feature_map, resolve_bandwidth
 from ._streaming import arrays_of
 from ..solvers.gp_dual import (features_kernel, kernel_in_chunks, nystrom_factors,
@@ -26,7 +27,7 @@ from ..solvers.gp_variance import (LandmarkVariance, OperatorVariance, dual_fit_
                                    targets_variance)
 from ..rng import draw_seed
 from ._base import assign_parameters
-from ._progress import VERBOSE_CONSTRAINT, progress_bar
+from ._progress import progress_bar
 from ._estimator import KernelEstimator
 
 __all__ = ["DSGGaussianProcessRegressor"]
@@ -124,7 +125,7 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
         ``γ``. "auto" is ``min(0.5, 1/λ̂)`` with ``λ̂`` the top eigenvalue of one step's
         preconditioned operator ``P(Ψ_tΨ_tᵀ + s²I)`` (power iteration on 12 probe blocks).
         Either way ``γ`` is halved if the iteration becomes unstable. Unused with a budget.
-    average : float in [0, 1), default=0.2
+    average_fraction : float in [0, 1), default=0.2
         Fraction of the steps before Polyak averaging starts. Unused with a budget.
     n_landmarks : int, default=1024
         Nyström landmarks ``M`` of the preconditioner and of the landmark variance (memory
@@ -223,6 +224,7 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
     (array([-0.9,  0. ,  0.9]), array([0.1, 0.1, 0.1, 1. ]))
     """
 
+    _renamed_parameters = {"average": "average_fraction"}
     _state_attributes = ("n_features_in_", "feature_names_in_", "seed_", "sigma_", "noise_",
                          "amplitude_", "_noise_z", "n_outputs_", "_y_1d", "y_offset_", "y_scale_",
                          "variance_method_", "expansion_", "n_components_", "n_iter_", "eta0_",
@@ -231,30 +233,23 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
                          "_landmark_variance")
 
     _parameter_constraints = {
-        "kernel": [str],
+        **constraints("kernel", "sigma_scale", "kernel_params", "average_fraction",
+                      "random_state", "verbose", "device", "n_jobs", "dtype"),
         "sigma": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto", "median"})],
-        "sigma_scale": [Interval(Real, 0, None, closed="neither")],
-        "kernel_params": [dict, None],
         "noise": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "variance_method": [StrOptions({"auto", "targets", "landmarks", "operator"})],
         "evidence_size": [Interval(Integral, 3, None, closed="left")],
         "block_size": [Interval(Integral, 2, None, closed="left")],
         "n_steps": [Interval(Integral, 1, None, closed="left")],
         "eta0": [Interval(Real, 0, 1, closed="right"), StrOptions({"auto"})],
-        "average": [Interval(Real, 0, 1, closed="left")],
         "n_landmarks": [Interval(Integral, 1, None, closed="left")],
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
         "normalize_y": ["boolean"],
-        "random_state": ["random_state"],
-        "verbose": VERBOSE_CONSTRAINT,
-        "device": [str],
-        "n_jobs": [Integral, None],
-        "dtype": [StrOptions({"float32", "float64"})],
     }
 
     def __init__(self, *, kernel="rbf", sigma="auto", sigma_scale=1.0, kernel_params=None,
                  noise="auto", variance_method="auto", evidence_size=1000, block_size=2048,
-                 n_steps=256, eta0="auto", average=0.2, n_landmarks=1024,
+                 n_steps=256, eta0="auto", average_fraction=0.2, n_landmarks=1024,
                  n_components=None, normalize_y=True, random_state=None, verbose="auto",
                  device="auto", dtype="float32", n_jobs=None):
         assign_parameters(self, locals())
@@ -463,7 +458,7 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
             if step == "auto":
                 step = safe_step_size(fm, Xt, s2, precond, generator=generator)
             result = solve_dual(fm, Xt, targets, s2, precond, n_steps=self.n_steps,
-                                step_size=step, average_start=int(self.average * self.n_steps),
+                                step_size=step, average_start=int(self.average_fraction * self.n_steps),
                                 callback=callback)
             n_blocks = self.n_steps
         if bar:

@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._device import resolve_device, to_numpy, to_tensor
 from .._validation import Integral, Interval, Real, StrOptions
+from ..glossary import constraints
 from ..features import FeatureMap, build_feature_map, kernel_class, make_feature_map
 from ..features.additive import check_non_negative
 from .._state import feature_map_from_config
@@ -79,15 +80,11 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, KernelEs
     _state_attributes = ("n_features_in_", "feature_names_in_", "feature_map_")
 
     _parameter_constraints = {
-        "kernel": [str],
+        **constraints("kernel", "sigma_scale", "kernel_params", "random_state", "device",
+                      "n_jobs"),
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "sigma": [Interval(Real, 0, None, closed="neither"), StrOptions({"median"})],
-        "sigma_scale": [Interval(Real, 0, None, closed="neither")],
-        "kernel_params": [dict, None],
         "block_size": [Interval(Integral, 1, None, closed="left"), None],
-        "random_state": ["random_state"],
-        "device": [str],
-        "n_jobs": [Integral, None],
     }
 
     def __init__(self, *, kernel="rbf", n_components=256, sigma="median", sigma_scale=1.0,

@@ -5,8 +5,8 @@
 wrap the scikit-learn estimators of :mod:`kernelstream` behind river's interface
 (``river.base.MiniBatchRegressor`` / ``MiniBatchClassifier``). Every keyword argument other than
 the adapter's own (``features``, ``init_rows``, ``classes``, ``scale``) is the wrapped
-estimator's parameter, so ``RiverGoGPRegressor(theta=0.1, random_state=0)`` is
-``GoGPRegressor(theta=0.1, random_state=0)`` fed one row at a time; river's ``clone`` and
+estimator's parameter, so ``RiverGoGPRegressor(join_threshold=0.1, random_state=0)`` is
+``GoGPRegressor(join_threshold=0.1, random_state=0)`` fed one row at a time; river's ``clone`` and
 ``repr`` see them.
 
 **Features.** A dict becomes a row in a fixed order: ``features`` when declared, else the sorted
