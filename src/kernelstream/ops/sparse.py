@@ -26,8 +26,8 @@ __all__ = ["CSRRows", "keeps_sparse", "sparse_matmul", "SPARSE_MIN_WIDTH", "SPAR
 
 #: CSR input is projected sparse from this many columns ...
 SPARSE_MIN_WIDTH = 256
-#: ... when at most this fraction of its entries are stored (a 2048-row batch at 1,000 columns:
-#: the dense GEMM onto 512 frequencies 51 ms, the sparse one 9 ms at 2% density, one thread)
+#: ... when at most this fraction of its entries are stored (the sparse product is then the
+#: faster; see docs/decisions/sparse-projection-density.md)
 SPARSE_MAX_DENSITY = 1 / 16
 
 

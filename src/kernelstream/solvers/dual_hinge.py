@@ -21,8 +21,8 @@ a row of ``A`` is predicted by ``y_i − β_i/(C⁻¹)_ii``, ``C`` the bordered 
 
 Why, where the rows are few: least squares on ``±1`` targets also penalises outputs beyond the
 margin, and on a boundary without label noise its leave-one-out loss prefers a too narrow
-kernel (``make_hastie_10_2``, 1,500 training rows: least squares 5.4–5.9% test error, a tuned
-``SVC`` 2.9–3.9%). The squared hinge ignores rows beyond the margin, as the SVM does.
+kernel (``make_hastie_10_2``; decision record: docs/decisions/research-binary-loss.md). The
+squared hinge ignores rows beyond the margin, as the SVM does.
 """
 
 from __future__ import annotations

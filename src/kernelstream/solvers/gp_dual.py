@@ -26,10 +26,11 @@ two numbers near ``k(x, x)``).
 
 Why not the primal functional SGD of the paper: with ``ν = s²/n`` the objective's curvature
 spans ``[s²/n, λ_max(K)/n]``; on the paper's 2-D GP set (2^11 points, bandwidth 0.1 × median,
-``s² = 0.1``) averaged constant-step SGD (batch 64, blocks of 512) is still 13.5% from the
+``s² = 0.1``) averaged constant-step SGD (batch 64, blocks of 512) is still far from the
 posterior mean after 4000 steps. Per-block preconditioning of the primal step scales the data
-term but not the ``ν``-shrinkage, which moves the fixed point. The dual iteration above reaches
-4% in 200 steps of 2048 features (``benchmarks/gp.py``).
+term but not the ``ν``-shrinkage, which moves the fixed point. The dual iteration above comes
+much closer in 200 steps of 2048 features (``benchmarks/gp.py``; decision record:
+docs/decisions/research-gp-dual-solver.md).
 """
 
 from __future__ import annotations

@@ -7,9 +7,10 @@ on ``M`` landmark rows ``Z`` of the training set:
 Nyström preconditioner of :mod:`kernelstream.solvers.gp_dual` already computes. It keeps
 ``O(M²)`` numbers after the fit and answers at any point. It equals the exact posterior when
 the landmarks span the kernel's effective dimension and is larger otherwise (the prior part
-``k − bᵀb`` the landmarks miss is added back): 3.9% from the exact variance at ``M = 1024``
-on the paper's narrow-bandwidth set, exact at wider bandwidths
-(``benchmarks/research/gp_landmark_operator.py``).
+``k − bᵀb`` the landmarks miss is added back): close to the exact variance at ``M = 1024`` on
+the paper's narrow-bandwidth set, exact at wider bandwidths, far above it at ``M = 512``
+(``benchmarks/research/gp_landmark_operator.py``; decision record:
+docs/decisions/research-gp-variance.md).
 """
 
 from __future__ import annotations

@@ -17,15 +17,15 @@ rather than over kernel centres). ``k`` is the number of eigenvalues above ``4 m
 level an ``s``-row sketch resolves: every direction above it converges in a few steps. An epoch
 moves a direction of eigenvalue ``λ`` below it by about ``n·η·λ/(b·λ_{k+1})`` steps' worth, so
 past the critical batch ``b = β`` larger batches only slow the tail: the solver caps the batch
-at ``β`` (measured on MNIST, 8192 features, 10 epochs: 2.94% test error with batches of 2048,
-2.33% with 512).
+at ``β`` (decision record: docs/decisions/critical-batch.md).
 
 Why this and not the alternatives (``benchmarks/results/solver.md``: 2-D regression, 2^16 rows,
-1024 features, one thread): the normal equations reach the optimum (test MSE 5.33e-5) in 2.2 s
-and cost ``n·D²`` (11 s per 10⁶ rows at ``D = 1024``), which rules them out for large ``D`` and
-for the other losses; this solver is within 5% of it after 2 epochs (1.1 s) and 2% after 4; the
-paper's algorithm revisiting blocks needs 8 epochs (8 s) for 3%; plain SGD with the same loop
-(``P = I/λ₁``) does as well as this solver on that well-conditioned set. The preconditioner is
+1024 features, one thread; decision record: docs/decisions/default-solver.md): the normal
+equations reach the optimum and cost ``n·D²`` (11 s per 10⁶ rows at ``D = 1024``), which rules
+them out for large ``D`` and for the other losses; this solver comes close to that optimum in 2
+to 4 epochs, in less time than the normal equations take; the paper's algorithm revisiting
+blocks needs 8 epochs to come as close; plain SGD with the same loop (``P = I/λ₁``) does as
+well as this solver on that well-conditioned set. The preconditioner is
 for ill-conditioned ones: the directions above the sketch's resolution converge in a few
 steps whatever their eigenvalue, where plain SGD's rate has the condition number ``λ₁/λ``
 (10⁴–10⁶ for a narrow kernel at small ``α``). Memory is ``D·k`` for ``V`` plus ``O(D·C)``

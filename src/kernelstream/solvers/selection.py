@@ -14,8 +14,7 @@ Both drive :func:`kernelstream.solvers.preconditioned.run_epochs`:
   favours wide kernels; so once the features stop growing, ``grow_features`` can let
   ``σ/2`` challenge the winner at the size kept (trained as long as a growth stage, on all the
   training rows), and ``σ/4`` challenge ``σ/2`` if it won, keeping the better by validation
-  loss (MNIST, 16,384 rows, 8,192 features: the race's ``σ`` = median gives 3.56% test error,
-  ``σ/2`` 3.03%, ``σ/4`` 13%).
+  loss (decision record: docs/decisions/bandwidth-narrowing.md).
 """
 
 from __future__ import annotations
