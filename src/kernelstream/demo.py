@@ -1,7 +1,7 @@
 """``make demo`` (also ``kernelstream demo``): the main job, as a user would run it.
 
 The default ``DSGRegressor`` (bandwidth raced, ``alpha`` chosen, features grown while the
-validation loss improves, early stopping: README, "How it works") on the paper's 2-D synthetic
+validation loss improves, early stopping: docs/how_it_works.md) on the paper's 2-D synthetic
 regression (Dai et al. 2014, Section 7.1; generated in code, :mod:`kernelstream.datasets`), with
 its progress bar; then, on the same rows in the same run, scikit-learn's
 ``RBFSampler(1024) + Ridge`` at the bandwidth and regularisation the default fit chose (the

@@ -14,7 +14,7 @@ the others; they then name the rank that stopped beating — each rank adds to a
 rendezvous store every ``HEARTBEAT_S`` seconds — and raise :class:`RankFailure`. A rank that
 hangs is caught by the process group's ``timeout`` (:func:`init`), never waited on forever.
 
-Launch with ``torchrun`` (README, "Data-parallel training")::
+Launch with ``torchrun`` (docs/user_guide/streaming.md, "Data-parallel training")::
 
     torchrun --nproc_per_node=2 train.py
 

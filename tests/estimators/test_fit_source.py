@@ -167,9 +167,8 @@ def test_balanced_class_weights_come_from_the_whole_source():
     plain = DSGClassifier(**dict(params, class_weight=None)).fit(open_source(X, y, **STREAM))
     recall = [np.mean(m.predict(X[y == 0]) == 0) for m in (model, plain)]
     assert recall[0] >= recall[1]
-    from kernelstream.estimators._streaming import _class_weight_vector
     stats = first_pass([open_source(X, y)], Communicator(), None, 0, 1, (10, 0), "classes")
-    np.testing.assert_allclose(_class_weight_vector(model, stats),
+    np.testing.assert_allclose(model._stream_class_weights(stats),
                                len(y) / (2 * np.bincount(y)))
 
 

@@ -31,6 +31,7 @@ from ..solvers import DSGConfig, dsg_step
 from ..rng import draw_seed
 from ._progress import StreamProgress, progress_bar
 from ._estimator import KernelEstimator
+from ._streaming import StreamFitMixin
 
 __all__ = ["DSGBase", "assign_parameters"]
 
@@ -50,7 +51,7 @@ def assign_parameters(estimator, arguments: dict) -> None:
             setattr(estimator, name, value)
 
 
-class DSGBase(KernelEstimator):
+class DSGBase(StreamFitMixin, KernelEstimator):
     """Parameters and the fitting loop shared by the doubly stochastic estimators."""
 
     _mutable_state = ("expansion_",)
@@ -228,16 +229,6 @@ class DSGBase(KernelEstimator):
             yt = self._target_tensor(yb, device)
             wt = torch.as_tensor(wb, dtype=dtype, device=device)
             yield Xb.shape[0], dsg_step(expansion, loss, Xt, yt, wt, config)
-
-    def _fit_source(self, data, y=None, sample_weight=None, classes=None):
-        """``fit`` on a stream (a ``kernelstream.data`` source, a shard of one under
-        ``torch.distributed``, or a ShardGroup): :mod:`._streaming`."""
-        from ._streaming import check_arrays_absent, fit_one_pass_stream, fit_preconditioned_stream
-
-        check_arrays_absent(y, sample_weight)
-        if getattr(self, "solver", "one_pass") != "one_pass":
-            return fit_preconditioned_stream(self, data, classes)
-        return fit_one_pass_stream(self, data, classes)
 
     def _fit(self, X, y, sample_weight=None):
         with self._unchanged_on_error():

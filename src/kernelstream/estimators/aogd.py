@@ -14,7 +14,9 @@ from sklearn.utils.validation import check_consistent_length, check_is_fitted, c
 from .._device import resolve_device, to_numpy, to_tensor
 from .._validation import Integral, Interval, Real, StrOptions, check_magnitude
 from ..glossary import constraints
+from ..distributed import Communicator
 from ..features import build_feature_map
+from ..planning import LIMITS
 from ..schedules import SCHEDULES, make_schedule
 from ..solvers.pairwise import (PAIRWISE_LOSSES, PairwiseState, aogd_chunk, bernoulli_coins,
                                 pairwise_stream)
@@ -24,7 +26,8 @@ from ._base import assign_parameters
 from ._labels import fit_or_check_labels
 from ._progress import StreamProgress, progress_bar
 from ._estimator import KernelEstimator
-from ._streaming import check_arrays_absent, fit_aogd_stream, is_source
+from ._first_pass import first_pass
+from ._sources import check_arrays_absent, is_source, whole_source
 
 __all__ = ["AOGDClassifier"]
 
@@ -167,7 +170,7 @@ class AOGDClassifier(ClassifierMixin, KernelEstimator):
         a source of :mod:`kernelstream.data` (its labels inside; each pass reads its chunks)."""
         if is_source(X):
             check_arrays_absent(y)
-            return fit_aogd_stream(self, X)
+            return self._fit_source(X)
         with self._unchanged_on_error():
             self._validate_params()
             X = self._validate_X(X, reset=True)
@@ -182,6 +185,29 @@ class AOGDClassifier(ClassifierMixin, KernelEstimator):
                 self._run(X[order], y[order], bar)
             if bar is not None:
                 bar.close()
+            self.n_iter_ = self.max_iter
+        return self
+
+    def _fit_source(self, data):
+        """AOGD's ``fit`` on a stream: a first pass (labels, a sample for the bandwidth), then
+        ``max_iter`` passes, each reading the source's chunks (``chunks(epoch)``) in order."""
+        source = whole_source(data, type(self).__name__)
+        with self._unchanged_on_error():
+            self._validate_params()
+            stats = first_pass([source], Communicator(), None, 0, 1, (LIMITS.sample_rows, 0), "classes")
+            sample = stats.samples[0].sample()
+            if sample is None or not stats.has_labels:
+                raise ValueError(f"{source!r} has no labelled rows; open it with label=.")
+            self.n_features_in_ = source.n_features
+            if hasattr(self, "feature_names_in_"):
+                del self.feature_names_in_
+            self._encode(sample.y, first=True, classes=stats.classes)
+            self._start(self._validate_X(sample.X, reset=False),
+                             check_random_state(self.random_state))
+            for epoch in range(self.max_iter):
+                for chunk in source.chunks(epoch):
+                    X = self._validate_X(chunk.X, reset=False)
+                    self._run(X, self._encode(chunk.y, first=False))
             self.n_iter_ = self.max_iter
         return self
 

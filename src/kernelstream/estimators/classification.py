@@ -20,7 +20,7 @@ from ._base import DSGBase, assign_parameters, predict_in_row_chunks
 from ._checkpointing import refuse_checkpoints
 from ._converging import CONVERGING_CONSTRAINTS, ConvergingMixin
 from ._labels import fit_or_check_labels
-from ._streaming import is_source
+from ._sources import is_source
 
 __all__ = ["DSGClassifier"]
 
@@ -43,7 +43,7 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
     Binary problems learn one output with labels ``±1`` (``classes_[1]`` is +1). With more
     classes, ``loss="logistic"`` minimises the softmax cross-entropy over one output per class;
     the margin losses are one-vs-rest over the same shared feature blocks. ``fit`` is the
-    converging fit of :class:`DSGRegressor` (README, "How it works"); a least-squares ``fit`` on
+    converging fit of :class:`DSGRegressor` (docs/how_it_works.md); a least-squares ``fit`` on
     at most 2048 rows is the exact dual route (:mod:`kernelstream.solvers.dual`), its
     probability temperature fitted on leave-one-out predictions.
 

@@ -29,7 +29,7 @@ from ..rng import draw_seed
 from ._base import assign_parameters
 from ._progress import StreamProgress, progress_bar
 from ._estimator import KernelEstimator
-from ._streaming import arrays_of
+from ._sources import arrays_of
 
 __all__ = ["GoGPRegressor"]
 
@@ -229,8 +229,8 @@ class GoGPRegressor(RegressorMixin, KernelEstimator):
 
     def predict(self, X, return_std=False, include_noise=True):
         """Posterior mean; with ``return_std`` also the standard deviation of a new target
-        ``y = f(x) + ε``, ``sqrt(σ²(x) + noise_)`` — so that ``mean ± 1.96·std`` is a 95%
-        interval for ``y`` — or, with ``include_noise=False``, of ``f(x)`` alone (Prop. 1's
+        ``y = f(x) + ε``, ``sqrt(σ²(x) + noise_)`` — so that ``mean ± 1.96·std`` covers ``y``
+        with probability 0.95 — or, with ``include_noise=False``, of ``f(x)`` alone (Prop. 1's
         ``σ(x)``). The default is :class:`DSGGaussianProcessRegressor`'s and scikit-learn's
         ``GaussianProcessRegressor`` with a ``WhiteKernel``."""
         check_is_fitted(self, "state_")

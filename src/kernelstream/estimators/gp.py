@@ -17,7 +17,7 @@ from .._validation import Integral, Interval, Real, StrOptions, check_magnitude
 from ..expansion import Expansion
 from ..glossary import constraints
 from ..features import build_feature_map, make_feature_map, resolve_bandwidth
-from ._streaming import arrays_of
+from ._sources import arrays_of
 from ..solvers.gp_dual import (features_kernel, kernel_in_chunks, nystrom_factors,
                                nystrom_preconditioner, posterior_from_duals, safe_step_size,
                                solve_dual, solve_dual_fixed, NystromPreconditioner)

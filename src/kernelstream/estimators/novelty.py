@@ -22,7 +22,7 @@ from ..solvers import DSGConfig
 from .._state import random_state_from_state
 from ..planning import LIMITS
 from ._base import DSGBase, assign_parameters
-from ._streaming import arrays_of, is_source
+from ._sources import arrays_of, is_source
 
 __all__ = ["DSGOneClass", "DSGDensityRatio"]
 

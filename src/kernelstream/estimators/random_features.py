@@ -19,7 +19,7 @@ from .._state import feature_map_from_config
 from ..rng import draw_seed
 from ._base import assign_parameters
 from ._estimator import KernelEstimator
-from ._streaming import is_source, sample_of
+from ._sources import is_source, sample_of
 
 __all__ = ["RandomFeatures"]
 

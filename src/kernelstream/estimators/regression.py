@@ -11,7 +11,7 @@ from ..losses import get_loss
 from ._base import DSGBase, assign_parameters
 from ._checkpointing import refuse_checkpoints
 from ._converging import CONVERGING_CONSTRAINTS, ConvergingMixin
-from ._streaming import is_source
+from ._sources import is_source
 
 __all__ = ["DSGRegressor"]
 
@@ -24,7 +24,7 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
     Minimises ``E[ℓ(f(x), y)] + α/2 ‖f‖²_H`` over the RKHS of ``kernel`` with
     ``f(x) = Σ_j ψ_j(x)ᵀ a_j + b``, the blocks ``ψ_j`` of random features regenerated from
     ``(random_state, j)``. Targets are standardised internally (``epsilon`` is in the units of
-    ``y``). The default ``fit`` converges (README, "How it works"): it holds out
+    ``y``). The default ``fit`` converges (docs/how_it_works.md): it holds out
     ``validation_fraction`` of the rows, races bandwidths by successive halving with every
     ``alpha`` candidate as an extra output, doubles the features while the validation loss
     improves (up to ``16·√n·ln n``), and runs preconditioned SGD epochs on them
@@ -200,7 +200,7 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
         ----------
         X : array-like, sparse matrix of shape (n_samples, n_features), or a source
             A source of :mod:`kernelstream.data` (its labels and weights inside, ``y`` None) is
-            streamed (README, "Streaming data from files"); a shard of one under
+            streamed (docs/user_guide/streaming.md); a shard of one under
             ``torch.distributed`` fits data-parallel (:mod:`kernelstream.distributed`).
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
         sample_weight : array-like of shape (n_samples,), default=None
