@@ -6,7 +6,7 @@ command line's ``--help`` do not load torch and scikit-learn before they are nee
 
 from __future__ import annotations
 
-import importlib
+from ._lazy import lazy_attributes
 
 __version__ = "0.1.0"
 
@@ -26,13 +26,4 @@ _PUBLIC = {
 __all__ = [*_PUBLIC, "__version__"]
 
 
-def __getattr__(name: str):
-    if name not in _PUBLIC:
-        raise AttributeError(f"module 'kernelstream' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_PUBLIC[name], __name__), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_PUBLIC})
+__getattr__, __dir__ = lazy_attributes(__name__, _PUBLIC)

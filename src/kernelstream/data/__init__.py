@@ -15,7 +15,7 @@ CSV, Parquet (``pyarrow``), ``.npy`` memory maps and ``.npz`` archives, or array
   ``unsharded()`` and ``locate(row_id)`` (the file and line of a row).
 
 Every estimator's ``fit`` takes a source (``fit(source)``); see
-:mod:`kernelstream.estimators._streaming` and, for data-parallel training,
+:mod:`kernelstream.estimators._streaming` (``StreamFitMixin``) and, for data-parallel training,
 :mod:`kernelstream.distributed`.
 
 ``read_labelled(path)`` (:mod:`.whole_files`) reads a file or a directory whole into memory
@@ -37,7 +37,7 @@ Examples
 
 from __future__ import annotations
 
-import importlib
+from .._lazy import lazy_attributes
 
 #: public name → the module that defines it; imported on first use (PEP 562), so that the
 #: command line can read whole files (:mod:`.whole_files`) without loading every reader
@@ -61,13 +61,4 @@ _PUBLIC = {
 __all__ = list(_PUBLIC)
 
 
-def __getattr__(name: str):
-    if name not in _PUBLIC:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_PUBLIC[name], __name__), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_PUBLIC})
+__getattr__, __dir__ = lazy_attributes(__name__, _PUBLIC)
