@@ -19,12 +19,10 @@ from sklearn.utils.validation import (check_consistent_length,
 from .._device import resolve_device, resolve_dtype, to_tensor
 from ..ops.sparse import CSRRows, keeps_sparse
 from .._threads import resolve_n_jobs
-from .._validation import (Integral, Interval, Real, StrOptions, check_magnitude,
-                           check_sample_weight)
+from .._validation import Integral, Interval, Real, StrOptions, check_sample_weight
 from ..expansion import Expansion
 from ..glossary import constraints
 from ..features import build_feature_map, kernel_class
-from ..features.additive import check_non_negative
 from ..planning import LIMITS, feature_layout, max_feature_blocks, resolve_loss
 from ..schedules import make_schedule
 from ..solvers import DSGConfig, dsg_step
@@ -111,12 +109,8 @@ class DSGBase(StreamFitMixin, KernelEstimator):
         resolve_n_jobs(self.n_jobs)
 
     def _validate_X(self, X, *, reset: bool):
-        X = validate_data(self, X, reset=reset, accept_sparse="csr",
-                          dtype=[np.float64, np.float32], ensure_min_samples=1)
-        check_magnitude(X, np.float32 if self.dtype == "float32" else np.float64)
-        if kernel_class(self.kernel).non_negative:
-            check_non_negative(X, self.kernel)
-        return X
+        return self._check_X(X, reset=reset,
+                             magnitude=np.float32 if self.dtype == "float32" else np.float64)
 
     def _validate_sample_weight(self, sample_weight, X) -> np.ndarray:
         return check_sample_weight(sample_weight, X)

@@ -8,7 +8,10 @@ Written once for the eight estimators:
 - **rollback**: :meth:`KernelEstimator._unchanged_on_error` restores every attribute when a
   call raises; attributes changed in place (``_mutable_state``) are rolled back by their own
   ``transaction()`` when they have one (an expansion undoes its steps), else deep-copied first;
-- **persistence**: :meth:`KernelEstimator.save` writes the state dict with :mod:`kernelstream.io`.
+- **persistence**: :meth:`KernelEstimator.save` writes the state dict with :mod:`kernelstream.io`;
+- **input**: :meth:`KernelEstimator._check_X` validates rows (and targets) the same way
+  everywhere: scikit-learn's ``validate_data``, squared distances finite in the compute dtype,
+  non-negative rows for histogram kernels.
 """
 
 from __future__ import annotations
@@ -18,11 +21,17 @@ import inspect
 from contextlib import ExitStack, contextmanager
 from typing import ClassVar
 
+import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator
+from sklearn.utils.validation import validate_data
 
 from .. import io
 from .._state import EstimatorState
 from .._threads import respects_n_jobs
+from .._validation import check_magnitude
+from ..features import KERNELS, kernel_class
+from ..features.additive import check_non_negative
 from ._rollback import unchanged_on_error
 
 __all__ = ["KernelEstimator", "THREADED_METHODS"]
@@ -60,6 +69,21 @@ class KernelEstimator(EstimatorState, BaseEstimator):
             for name in transactional:
                 stack.enter_context(getattr(self, name).transaction())
             yield
+
+    def _check_X(self, X, y="no_validation", *, reset: bool, magnitude, dtype=(np.float64, np.float32),
+                 dense: bool = False, **check_params):
+        """``X`` (and ``y``) validated: ``validate_data`` (feature count and names, NaN/inf, CSR
+        kept), squared distances finite in ``magnitude`` (the compute dtype), no negative entry
+        for a histogram kernel; ``dense``: a CSR ``X`` densified."""
+        no_y = isinstance(y, str) and y == "no_validation"  # scikit-learn's "no y" sentinel
+        checked = validate_data(self, X, y, reset=reset, accept_sparse="csr", dtype=list(dtype),
+                                **check_params)
+        X = checked if no_y else checked[0]
+        check_magnitude(X, magnitude)
+        if self.kernel in KERNELS and kernel_class(self.kernel).non_negative:
+            check_non_negative(X, self.kernel)  # AOGD's "linear" is no registered kernel
+        X = X.toarray() if dense and sp.issparse(X) else X
+        return X if no_y else (X, checked[1])
 
     def save(self, path) -> None:
         """Save the fitted model to one safetensors file: its configuration as JSON and its

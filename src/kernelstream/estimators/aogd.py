@@ -9,10 +9,10 @@ import torch
 from sklearn.base import ClassifierMixin
 from sklearn.metrics import roc_auc_score
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d, validate_data
+from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
 
 from .._device import resolve_device, to_numpy, to_tensor
-from .._validation import Integral, Interval, Real, StrOptions, check_magnitude
+from .._validation import Integral, Interval, Real, StrOptions
 from ..glossary import constraints
 from ..distributed import Communicator
 from ..features import build_feature_map
@@ -343,10 +343,8 @@ class AOGDClassifier(ClassifierMixin, KernelEstimator):
 
     # -- validation ----------------------------------------------------------------------
     def _validate_X(self, X, *, reset: bool):
-        X = validate_data(self, X, reset=reset, accept_sparse="csr",
-                          dtype=[np.float64, np.float32], ensure_min_samples=1)
-        check_magnitude(X, np.float32 if self.kernel != "linear" else np.float64)
-        return X
+        return self._check_X(X, reset=reset,
+                             magnitude=np.float32 if self.kernel != "linear" else np.float64)
 
     def _encode(self, y, *, first: bool, classes=None) -> np.ndarray:
         """Labels as ``±1`` (``classes_[1]`` is +1); fits ``classes_`` on the first call."""

@@ -10,15 +10,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.sparse as sp
 import torch
 from sklearn.base import RegressorMixin
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .._device import resolve_device, to_tensor
 from .._threads import resolve_n_jobs
-from .._validation import Integral, Interval, Real, StrOptions, check_magnitude
+from .._validation import Integral, Interval, Real, StrOptions
 from ..glossary import constraints
 from ..features import FeatureMap, build_feature_map, resolve_bandwidth
 from ..solvers.gogp import GoGPKernelState
@@ -313,15 +312,12 @@ class GoGPRegressor(RegressorMixin, KernelEstimator):
 
     def _validate(self, X, y, *, reset: bool):
         """Rows and targets as float64, with squared distances that stay finite."""
-        X, y = validate_data(self, X, y, reset=reset, dtype=np.float64, y_numeric=True,
-                             accept_sparse="csr")
-        check_magnitude(X, np.float64)
-        return (X.toarray() if sp.issparse(X) else X), y  # learnt row by row: held dense
+        # learnt row by row: held dense
+        return self._check_X(X, y, reset=reset, magnitude=np.float64, dtype=(np.float64,),
+                             dense=True, y_numeric=True)
 
     def _validate_rows(self, X):
-        X = validate_data(self, X, reset=False, dtype=np.float64, accept_sparse="csr")
-        check_magnitude(X, np.float64)
-        return X.toarray() if sp.issparse(X) else X
+        return self._check_X(X, reset=False, magnitude=np.float64, dtype=(np.float64,), dense=True)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -10,7 +10,7 @@ import torch
 import scipy.sparse as sp
 from sklearn.base import RegressorMixin
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+from sklearn.utils.validation import check_array, check_is_fitted
 
 from .._device import resolve_device, resolve_dtype, to_tensor
 from .._validation import Integral, Interval, Real, StrOptions, check_magnitude
@@ -269,10 +269,8 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
                              "source without weight=.")
         with self._unchanged_on_error():
             self._validate_params()
-            X, y = validate_data(self, X, y, reset=True, dtype=np.float64, y_numeric=True,
-                                 multi_output=True, accept_sparse="csr")
-            X = X.toarray() if sp.issparse(X) else X
-            check_magnitude(X, np.dtype(self.dtype))
+            X, y = self._check_X(X, y, reset=True, magnitude=np.dtype(self.dtype),
+                                 dtype=(np.float64,), dense=True, y_numeric=True, multi_output=True)
             if X_variance is not None:
                 if self.variance_method not in ("auto", "targets"):
                     raise ValueError("X_variance is the test set of variance_method='targets'; "

@@ -14,7 +14,6 @@ from .._device import resolve_device, to_numpy, to_tensor
 from .._validation import Integral, Interval, Real, StrOptions
 from ..glossary import constraints
 from ..features import FeatureMap, build_feature_map, kernel_class, make_feature_map
-from ..features.additive import check_non_negative
 from .._state import feature_map_from_config
 from ..rng import draw_seed
 from ._base import assign_parameters
@@ -105,8 +104,7 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, KernelEs
         kernel_class(self.kernel)  # an unknown name fails here, with the registered names
         if is_source(X):  # a seeded sample gives the width and the median heuristic
             X = sample_of(X)
-        X = self._check_input(validate_data(self, X, accept_sparse="csr",
-                                            dtype=[np.float64, np.float32]))
+        X = self._check_X(X, reset=True, magnitude=np.float64)
         seed = draw_seed(self.random_state)
         block_size = self.block_size or self.n_components
         with self._explain_block_size(block_size):
@@ -116,13 +114,6 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, KernelEs
         self._set_feature_map(feature_map)
         self.device_ = resolve_device(self.device)
         return self
-
-    def _check_input(self, X):
-        """``X`` unchanged; an error naming ``kernel`` if it is for histograms and ``X`` has a
-        negative entry (at ``fit``, not at the first ``transform``)."""
-        if kernel_class(self.kernel).non_negative:
-            check_non_negative(X, self.kernel)
-        return X
 
     @contextmanager
     def _explain_block_size(self, block_size: int) -> Iterator[None]:
@@ -162,8 +153,7 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, KernelEs
     def transform(self, X):
         """``Φ(X)``, shape ``(n, n_components)``, in the dtype of ``X`` (float32 or float64)."""
         check_is_fitted(self, "feature_map_")
-        X = self._check_input(validate_data(self, X, accept_sparse="csr",
-                                            dtype=[np.float64, np.float32], reset=False))
+        X = self._check_X(X, reset=False, magnitude=np.float64)
         dtype = torch.float32 if X.dtype == np.float32 else torch.float64
         out = np.empty((X.shape[0], self.n_components), dtype=X.dtype)
         for i in range(0, X.shape[0], _ROWS_PER_CHUNK):
