@@ -30,7 +30,6 @@ iterate and the next direction in float64, so a run resumed from a checkpoint go
 
 from __future__ import annotations
 
-import math
 from typing import Callable, Iterator
 
 import torch

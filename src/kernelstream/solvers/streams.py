@@ -23,7 +23,7 @@ import dataclasses
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import scipy.sparse as sp
