@@ -165,3 +165,35 @@ def test_a_fitted_estimator_keeps_the_plan_of_the_route_it_took():
     text = str(epochs.fit_plan_)
     assert text.startswith("DSGRegressor.fit on arrays of 2,100 rows x 5 features")
     assert "dual_max_rows=2,048" in text
+
+
+def test_the_gaussian_processes_plan_their_marginal_likelihood_and_route():
+    from kernelstream import DSGGaussianProcessRegressor, GoGPRegressor
+    from kernelstream.planning import plan_gaussian_process
+
+    gp, gogp = DSGGaussianProcessRegressor().get_params(), GoGPRegressor().get_params()
+    shape = DataShape(n_rows=5000, n_features=4)
+    plan = plan_gaussian_process("DSGGaussianProcessRegressor", shape, gp)
+    assert (plan.chosen, plan.evidence_rows, plan.route) == (("sigma", "noise"), 1000, "landmarks")
+    assert plan_gaussian_process("DSGGaussianProcessRegressor", shape, gp,
+                                 test_points=True).route == "targets"
+    given = plan_gaussian_process("DSGGaussianProcessRegressor", shape, {**gp, "sigma": 1.0,
+                                                                         "noise": 0.1})
+    assert (given.chosen, given.evidence_rows) == ((), 0)
+    plan = plan_gaussian_process("GoGPRegressor", shape, gogp)
+    assert (plan.evidence_rows, plan.route) == (L.gogp_evidence_rows, "kernel")
+    assert plan_gaussian_process("GoGPRegressor", DataShape(n_rows=200, n_features=4),
+                                 gogp).evidence_rows == 200
+
+
+def test_fitted_gaussian_processes_keep_their_plan():
+    from kernelstream import DSGGaussianProcessRegressor, GoGPRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 2))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=300)
+    gp = DSGGaussianProcessRegressor(n_steps=8, random_state=0).fit(X, y)
+    assert gp.fit_plan_.route == gp.variance_method_ == "landmarks"
+    assert "marginal likelihood on 300 seeded rows" in str(gp.fit_plan_)
+    gogp = GoGPRegressor(random_state=0).fit(X, y)
+    assert gogp.fit_plan_.evidence_rows == 300 and "join_threshold sqrt(noise)" in str(gogp.fit_plan_)

@@ -19,7 +19,8 @@ from .solvers.conjugate import QUADRATIC_LOSSES
 from .solvers.direct import DIRECT_MAX_FEATURES
 from .solvers.dual import DUAL_MAX_ROWS
 
-__all__ = ["FitLimits", "FitPlan", "DataShape", "LIMITS", "plan_fit", "default_features",
+__all__ = ["FitLimits", "FitPlan", "GaussianProcessPlan", "DataShape", "LIMITS", "plan_fit",
+           "plan_gaussian_process", "default_features",
            "dual_features", "max_feature_blocks", "feature_layout", "dual_layout", "resolve_loss",
            "resolve_precond_eps", "chooses", "DUAL_LOSSES"]
 
@@ -87,6 +88,9 @@ class FitLimits:
     validation_sample_rows: int = 4096
     #: ... and as many held-out rows more as this much memory holds (they score each epoch)
     validation_bytes: int = 32 * 2**20
+    #: GoGP fits its bandwidth and noise by the exact marginal likelihood (``O(m³)``) on at
+    #: most this many first rows
+    gogp_evidence_rows: int = 500
 
 
 #: the limits every estimator plans with
@@ -456,3 +460,55 @@ def _one_pass_plan(estimator, shape, params, limits) -> FitPlan:
                    solver="one_pass", precond_eps=None, max_iter=epochs, early_stopping=False,
                    tol=None, n_iter_no_change=0, validation_fraction=None, narrow=False,
                    growth_tol=limits.growth_tol, reasons=reasons)
+
+
+@dataclass(frozen=True)
+class GaussianProcessPlan:
+    """What :class:`DSGGaussianProcessRegressor` and :class:`GoGPRegressor` choose for the user:
+    the output of :func:`plan_gaussian_process`, kept as ``fit_plan_``."""
+
+    estimator: str
+    shape: DataShape
+    #: the hyper-parameters fitted by the marginal likelihood (ML-II), "sigma" and "noise"
+    chosen: tuple[str, ...]
+    #: rows of that fit (0: nothing is fitted)
+    evidence_rows: int
+    #: the GP's variance route ("targets", "landmarks", "operator"); GoGP's variant
+    route: str
+    reasons: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        s = self.shape
+        lines = [f"{self.estimator}.fit on {s.n_rows:,} rows x {s.n_features:,} features:",
+                 f"  route: {self.route}"]
+        return "\n".join(lines + [f"  - {reason}" for reason in self.reasons])
+
+
+def plan_gaussian_process(estimator: str, shape: DataShape, params: dict, *,
+                          test_points: bool = False, limits: FitLimits = LIMITS) -> GaussianProcessPlan:
+    """The plan of a GP (``estimator="DSGGaussianProcessRegressor"``) or GoGP fit: which
+    hyper-parameters the marginal likelihood fits and on how many rows, and the route;
+    ``test_points``: the GP was given ``X_variance``. Pure, as :func:`plan_fit`."""
+    chosen = tuple(name for name in ("sigma", "noise") if params[name] == "auto")
+    gogp = estimator == "GoGPRegressor"
+    most = limits.gogp_evidence_rows if gogp else params["evidence_size"]
+    rows = min(shape.n_rows, most) if chosen and (gogp or shape.n_rows >= 3) else 0
+    if gogp:
+        route = params["variant"]
+    else:
+        route = params["variance_method"]
+        route = ("targets" if test_points else "landmarks") if route == "auto" else route
+    reasons = [f"{' and '.join(chosen)} (and the amplitude) by the marginal likelihood on "
+               f"{rows:,} {'first' if gogp else 'seeded'} rows (at most "
+               f"{'gogp_evidence_rows' if gogp else 'evidence_size'}={most:,})"
+               if chosen else "sigma and noise as given"]
+    if gogp:
+        reasons.append("join_threshold " + ("sqrt(noise): a point joins when its distance to "
+                                            "the inducing set's span exceeds the noise's"
+                                            if params["join_threshold"] == "auto" else "as given"))
+    else:
+        reasons.append(f"variance by the {route!r} route" + (
+            " (variance_method='auto': X_variance was given)" if params["variance_method"] == "auto"
+            and test_points else " (variance_method='auto': no X_variance)"
+            if params["variance_method"] == "auto" else ""))
+    return GaussianProcessPlan(estimator, shape, chosen, rows, route, tuple(reasons))

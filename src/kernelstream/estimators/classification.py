@@ -80,7 +80,7 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
         The loss trained ("auto" resolved; "logistic" also for the multiclass softmax).
     proba_temperature_ : float or None
         ``τ`` of ``predict_proba`` for a loss that is not the logistic one (None otherwise).
-    expansion_, n_components_, sigma_, seed_, t_, n_iter_, n_features_in_
+    fit_plan_, expansion_, n_components_, sigma_, seed_, t_, n_iter_, n_features_in_
         As in :class:`DSGRegressor`.
 
     Examples

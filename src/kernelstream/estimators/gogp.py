@@ -19,6 +19,7 @@ from .._device import resolve_device, to_tensor
 from .._threads import resolve_n_jobs
 from .._validation import Integral, Interval, Real, StrOptions
 from ..glossary import constraints
+from ..planning import LIMITS, DataShape, plan_gaussian_process
 from ..features import FeatureMap, build_feature_map, resolve_bandwidth
 from ..solvers.gogp import GoGPKernelState
 from ..solvers.gogp_rf import GoGPFeatureState
@@ -31,10 +32,6 @@ from ._estimator import KernelEstimator
 from ._sources import arrays_of
 
 __all__ = ["GoGPRegressor"]
-
-#: the first rows (at most this many) enter the O(n³) marginal-likelihood fit
-MAX_EVIDENCE_POINTS = 500
-
 
 class GoGPRegressor(RegressorMixin, KernelEstimator):
     """Online Gaussian-process regression with an inducing set chosen by distance to its span.
@@ -109,6 +106,10 @@ class GoGPRegressor(RegressorMixin, KernelEstimator):
 
     Attributes
     ----------
+    fit_plan_ : GaussianProcessPlan
+        What the fit chose and why: the hyper-parameters fitted by the marginal likelihood, on
+        how many rows, and the route (:func:`kernelstream.planning.plan_gaussian_process`);
+        ``print`` it.
     progressive_rmse_ : float
         RMSE of the predictions made before learning each online point (``nan`` if none).
     n_inducing_ : int
@@ -183,6 +184,8 @@ class GoGPRegressor(RegressorMixin, KernelEstimator):
                 if name not in ("n_features_in_", "feature_names_in_"):
                     delattr(self, name)
             n = X.shape[0]
+            self.fit_plan_ = plan_gaussian_process(
+                type(self).__name__, DataShape(n_rows=n, n_features=X.shape[1]), self.get_params())
             n_warm = min(n, max(1, round(self.warmup_fraction * n))) if self.warmup_fraction > 0 else 0
             rng = check_random_state(self.random_state)
             self._initialise(X, y, n_total=n, rng=rng)
@@ -254,11 +257,11 @@ class GoGPRegressor(RegressorMixin, KernelEstimator):
         resolve_n_jobs(self.n_jobs)
 
     def _initialise(self, X, y, n_total, rng) -> None:
-        """Hyper-parameters from the first ``MAX_EVIDENCE_POINTS`` rows, the feature map and the
-        state."""
+        """Hyper-parameters from the first ``gogp_evidence_rows`` rows
+        (:class:`~kernelstream.planning.FitLimits`), the feature map and the state."""
         self.device_ = self._resolve_device()
         self.seed_ = draw_seed(rng)
-        rows = slice(0, min(X.shape[0], MAX_EVIDENCE_POINTS))
+        rows = slice(0, min(X.shape[0], LIMITS.gogp_evidence_rows))
         self._set_hyperparameters(X[rows], y[rows])
         self.feature_map_ = self._feature_map(X, self.sigma_)
         z_max = float(np.max(np.abs((y[rows] - self.y_offset_) / self.y_scale_))) or 1.0

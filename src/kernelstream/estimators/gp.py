@@ -16,6 +16,7 @@ from .._device import resolve_device, resolve_dtype, to_tensor
 from .._validation import Integral, Interval, Real, StrOptions, check_magnitude
 from ..expansion import Expansion
 from ..glossary import constraints
+from ..planning import DataShape, plan_gaussian_process
 from ..features import build_feature_map, make_feature_map, resolve_bandwidth
 from ._sources import arrays_of
 from ..solvers.gp_dual import (features_kernel, kernel_in_chunks, nystrom_factors,
@@ -159,6 +160,10 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
 
     Attributes
     ----------
+    fit_plan_ : GaussianProcessPlan
+        What the fit chose and why: the hyper-parameters fitted by the marginal likelihood, on
+        how many rows, and the route (:func:`kernelstream.planning.plan_gaussian_process`);
+        ``print`` it.
     expansion_ : Expansion
         The posterior mean as a random-feature expansion (``n_steps`` blocks, float64).
     feature_map_ : FeatureMap
@@ -338,10 +343,10 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
         self._y_1d = y.ndim == 1
         Y = y.reshape(len(y), -1)
         self.n_outputs_ = Y.shape[1]
-        route = self.variance_method
-        if route == "auto":
-            route = "targets" if X_variance is not None else "landmarks"
-        self.variance_method_ = route
+        shape = DataShape(n_rows=X.shape[0], n_features=X.shape[1])
+        self.fit_plan_ = plan_gaussian_process(type(self).__name__, shape, self.get_params(),
+                                               test_points=X_variance is not None)
+        route = self.variance_method_ = self.fit_plan_.route
         self._check_fit_memory(X.shape[0], 0 if X_variance is None else X_variance.shape[0])
         self._set_hyperparameters(X, Y)
         try:

@@ -133,6 +133,10 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
 
     Attributes
     ----------
+    fit_plan_ : FitPlan
+        What the fit did and why: the route, how ``sigma`` and ``alpha`` were chosen and on how
+        many rows, the feature budget, the solver, the loss, the stopping rule
+        (:func:`kernelstream.planning.plan_fit`); ``print`` it.
     expansion_ : Expansion
         The fitted coefficients and feature map.
     n_components_ : int
