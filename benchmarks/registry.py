@@ -124,6 +124,9 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("research.gp_landmark_operator", "the DTC variance on M Nystrom landmarks against "
               "the exact one (prints; record: docs/decisions/research-gp-variance.md)", (),
               quick=None, out=None),
+    Benchmark("research.subsample_then_solve", "issue 32: sigma and alpha by leave-one-out on a "
+              "subsample, then one Newton-PCG solve at full size (prints; record: "
+              "docs/decisions/research-subsample-then-solve.md)", (), quick=("--quick",), out=None),
 )
 
 #: results written by hand or by a retired script, and the page that says where they came from
