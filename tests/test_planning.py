@@ -156,7 +156,7 @@ def test_warm_start_plans_no_selection():
 def test_a_fitted_estimator_keeps_the_plan_of_the_route_it_took():
     X, y = make_classification(2100, n_features=5, random_state=0)
     small = dict(n_components=128, block_size=128, random_state=0)
-    dual = DSGClassifier(**small).fit(X[:L.dual_max_rows], y[:L.dual_max_rows])
+    dual = DSGClassifier(**small, sigma=2.0, alpha=1e-3).fit(X[:L.dual_max_rows], y[:L.dual_max_rows])
     assert isinstance(dual.fit_plan_, FitPlan) and dual.fit_plan_.route == "dual"
     assert "param_loss" in dual.cv_results_ and len(dual.feature_growth_) == 1
     epochs = DSGRegressor(**small, sigma=1.0, alpha=1e-4).fit(X, y)
