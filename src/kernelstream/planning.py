@@ -177,6 +177,8 @@ class FitPlan:
             head += f", {s.n_classes} classes"
         loss = (" or ".join(map(repr, self.losses_compared)) if len(self.losses_compared) > 1
                 else repr(self.loss))
+        if self.loss == "logistic" and (s.n_classes or 0) > 2:
+            loss += f" (the softmax over {s.n_classes} classes)"
         lines = [head + ":", f"  route: {self.route} (solver {self.solver!r}), loss {loss}"]
         lines += [f"  - {reason}" for reason in self.reasons]
         return "\n".join(lines)
@@ -451,8 +453,9 @@ def _one_pass_plan(estimator, shape, params, limits) -> FitPlan:
               else int(params["max_iter"]))
     reasons = (f"solver={solver!r}: the paper's Algorithm 1, one new block of {size} features "
                f"per step of {params['batch_size']} rows",
-               f"sigma {'median distance' if params.get('sigma') in ('auto', 'median') else 'as given'}, "
-               f"alpha={alpha:g}", f"{epochs} epoch(s) of {steps} steps")
+               (f"sigma = {params.get('sigma_scale', 1.0):g} x the median distance"
+                if params.get("sigma") in ("auto", "median") else "sigma as given")
+               + f", alpha={alpha:g}", f"{epochs} epoch(s) of {steps} steps")
     return FitPlan(estimator=estimator, shape=shape, loss=loss, route="one_pass",
                    losses_compared=(loss,), selection="none", fallback_selection=None,
                    selection_rows=0, sigma_scales=None, alphas=(alpha,), dual_alphas=(alpha,),
