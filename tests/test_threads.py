@@ -100,3 +100,25 @@ def test_omp_num_threads_is_respected():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True, timeout=120)
     assert out.stdout.split() == ["1", "1"]
+
+
+def test_a_method_called_from_another_of_the_same_estimator_sets_no_limits_again(monkeypatch):
+    """``predict`` → ``decision_function``: the limits are set once per outer call."""
+    import numpy as np
+
+    import kernelstream._threads as threads
+    from kernelstream import DSGClassifier
+
+    X = np.random.default_rng(0).normal(size=(200, 3))
+    clf = DSGClassifier(solver="one_pass", batch_size=50, block_size=16, random_state=0)
+    clf.fit(X, (X[:, 0] > 0).astype(int))
+    entered = []
+    original = threads.thread_limits
+
+    def counting(n_jobs):
+        entered.append(n_jobs)
+        return original(n_jobs)
+
+    monkeypatch.setattr(threads, "thread_limits", counting)
+    clf.predict(X)
+    assert len(entered) == 1

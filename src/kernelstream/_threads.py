@@ -16,6 +16,7 @@ thread. ``n_jobs=-1`` uses every thread the user allows.
 from __future__ import annotations
 
 import functools
+import threading
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
@@ -69,12 +70,25 @@ def thread_limits(n_jobs: int | None) -> Iterator[int]:
             torch.set_num_threads(previous)
 
 
+#: the estimators (by id) whose method runs inside their limits in this thread
+_inside = threading.local()
+
+
 def respects_n_jobs(method: Callable) -> Callable:
-    """Decorator: run an estimator method inside ``thread_limits(self.n_jobs)``."""
+    """Decorator: run an estimator method inside ``thread_limits(self.n_jobs)``; a method the
+    same estimator calls from inside another (``predict`` → ``decision_function``) runs in
+    the limits already set."""
 
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
-        with thread_limits(getattr(self, "n_jobs", None)):
+        active = _inside.__dict__.setdefault("ids", set())
+        if id(self) in active:
             return method(self, *args, **kwargs)
+        active.add(id(self))
+        try:
+            with thread_limits(getattr(self, "n_jobs", None)):
+                return method(self, *args, **kwargs)
+        finally:
+            active.discard(id(self))
 
     return wrapper
