@@ -64,13 +64,13 @@ def test_gogp_one_row_failure_commits_nothing_and_copies_nothing(monkeypatch):
     model = GoGPRegressor(random_state=0).fit(X, y)
     before = {k: (v.clone() if isinstance(v, torch.Tensor) else copy.deepcopy(v))
               for k, v in model.state_.state_dict().items()}
-    real_project = type(model.state_).project
+    real_project = type(model.state_)._project  # the projection each update makes
 
-    def nan_project(self, x):
-        k, d, var, same = real_project(self, x)
-        return k, d * float("nan"), var, same
+    def nan_project(self, *args):
+        d, var, same = real_project(self, *args)
+        return d * float("nan"), var, same
 
-    monkeypatch.setattr(type(model.state_), "project", nan_project)
+    monkeypatch.setattr(type(model.state_), "_project", nan_project)
     _no_deepcopy(monkeypatch)
     with pytest.raises(FloatingPointError, match="non-finite"):
         model.partial_fit(X[:1] + 0.5, y[:1])

@@ -194,10 +194,11 @@ class GoGPRegressor(RegressorMixin, KernelEstimator):
             draws = [rng.permutation(n_warm) for _ in range(self.warmup_epochs)] if n_warm else []
             bar = progress_bar(self.verbose, total=n_warm * self.warmup_epochs + n - n_warm,
                                desc=type(self).__name__, unit="point")
-            for i in np.concatenate(draws) if draws else ():
-                self._learn(Xt[i], z[i], 1.0 / self.warmup_epochs, record=False, bar=bar)
-            for i in range(n_warm, n):
-                self._learn(Xt[i], z[i], 1.0, record=True, bar=bar)
+            if draws:
+                order = torch.as_tensor(np.concatenate(draws), device=Xt.device)
+                self._learn_many(Xt[order], z[order.cpu().numpy()], 1.0 / self.warmup_epochs,
+                                 record=False, bar=bar)
+            self._learn_many(Xt[n_warm:], z[n_warm:], 1.0, record=True, bar=bar)
             if bar is not None:
                 bar.close()
             self._finish()
@@ -332,22 +333,29 @@ class GoGPRegressor(RegressorMixin, KernelEstimator):
         if a row fails (the rows' own updates commit only when their numbers are finite)."""
         self.state_.n_total += Xt.shape[0]
         try:
-            for i in range(Xt.shape[0]):
-                self._learn(Xt[i], z[i], 1.0, record=True)
+            self._learn_many(Xt, z, 1.0, record=True)
         except BaseException:
             self.state_.n_total -= Xt.shape[0]
             raise
 
-    def _learn(self, x: torch.Tensor, z: float, weight: float, record: bool, bar=None) -> None:
-        if self.variant == "kernel":
-            mean = self.state_.update(x, float(z), weight)
-        else:
-            mean = self.state_.update(self._features(x[None])[0], float(z), weight)
-        if bar is not None:
-            bar.update(1)
-        if record:
-            self._sq_sum += ((mean - z) * self.y_scale_) ** 2
-            self._n_online += 1
+    def _learn_many(self, Xt: torch.Tensor, z: np.ndarray, weight: float, record: bool,
+                    bar=None, chunk: int = 1024) -> None:
+        """Predict-then-learn the rows in order, ``chunk`` at a time (the kernel variant batches
+        its kernel evaluations, :meth:`GoGPKernelState.update_many`); ``record`` adds each
+        prediction's squared error to the progressive RMSE."""
+        for a in range(0, Xt.shape[0], chunk):
+            Xc, zc = Xt[a:a + chunk], np.asarray(z[a:a + chunk], dtype=np.float64)
+            if self.variant == "kernel":
+                means = self.state_.update_many(Xc, zc, weight)
+            else:
+                means = [self.state_.update(phi, float(zi), weight)
+                         for phi, zi in zip(self._features(Xc), zc)]
+            if bar is not None:
+                bar.update(len(zc))
+            if record:
+                for mean, zi in zip(np.asarray(means).tolist(), zc.tolist()):
+                    self._sq_sum += ((mean - zi) * self.y_scale_) ** 2
+                self._n_online += len(zc)
 
     def _size(self) -> int:
         return self.state_.size if self.variant == "kernel" else 0

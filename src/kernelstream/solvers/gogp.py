@@ -31,8 +31,18 @@ smallest distance ``1/[G⁻¹]_uu`` of ``Φ̃(u)`` to the span of the others —
 data projected on it are re-projected on the rest (``Φ̃(u) ≈ Σ_v e_v Φ̃(v)``,
 ``e = −G⁻¹_{-u,u}/G⁻¹_uu``, so ``d ← d_{-u} + d_u e``).
 
-Matrices live in preallocated buffers (capacity doubles when full); only the leading
-``|U| × |U|`` block is used.
+Budget: the removed member's slot takes the last member (``move_last``), so no matrix is
+compacted.
+
+Storage and cost (issue 33). The symmetric matrices ``G⁻¹``, ``P`` (and ``K_UU`` for "sgd") are
+float64 numpy arrays in packed upper-triangular form (LAPACK's ``AP``: entry ``(i, j)``, ``i ≤ j``,
+at ``j(j+1)/2 + i``), so the leading ``|U| × |U|`` block is a prefix of the buffer at every size;
+the per-point work is BLAS ``dspmv`` (``G⁻¹k``, ``Pd``) and ``dspr`` (the rank-one updates and
+downdates), about three passes over a triangle per point and twice that when a point joins. No
+torch call and no refactorisation is made per point: :meth:`GoGPKernelState.update_many` computes
+the kernel of a chunk of rows against ``U`` and against themselves in one call, and a point reads
+its ``k_U(x)`` from that table through the slot -> column map ``_orig`` (members that joined
+within the chunk are columns of the chunk).
 """
 
 from __future__ import annotations
@@ -40,37 +50,87 @@ from __future__ import annotations
 import math
 from typing import Callable
 
+import numpy as np
 import torch
+from scipy.linalg.blas import dspmv, dspr
 
 from .._state import SolverState
 
-__all__ = ["GoGPKernelState", "schur_grow", "schur_shrink"]
+__all__ = ["GoGPKernelState", "pack", "packed_index", "schur_grow", "schur_shrink", "unpack"]
 
 Kernel = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+CHUNK = 128  # rows whose kernel against U (and each other) update_many computes in one call
 
 
-def schur_grow(out: torch.Tensor, d: torch.Tensor, g: float) -> None:
-    """In place: ``out[:m+1, :m+1] = [[G, k], [kᵀ, κ]]⁻¹`` from ``out[:m, :m] = G⁻¹``,
-    ``d = G⁻¹k`` and ``g = κ − kᵀd`` (the Schur complement), O(m²)."""
-    m = d.shape[0]
-    out[:m, :m].addr_(d, d, alpha=1.0 / g)  # G⁻¹ + d dᵀ/g
-    out[:m, m] = -d / g
-    out[m, :m] = -d / g
-    out[m, m] = 1.0 / g
+def packed_index(i, j) -> np.ndarray:
+    """Position of entry ``(i, j)`` of a symmetric matrix in packed upper storage:
+    ``hi(hi+1)/2 + lo`` with ``hi = max(i, j)``, ``lo = min(i, j)``."""
+    hi, lo = np.maximum(i, j), np.minimum(i, j)
+    return hi * (hi + 1) // 2 + lo
 
 
-def schur_shrink(Ginv: torch.Tensor, j: int) -> torch.Tensor:
-    """Inverse of ``G`` without row/column ``j``: ``A − a aᵀ/a_jj`` on the rest, O(m²)."""
-    a = Ginv[:, j]
-    reduced = Ginv - torch.outer(a, a) / a[j]
-    keep = torch.arange(Ginv.shape[0], device=Ginv.device) != j
-    return reduced[keep][:, keep]
+def unpack(ap: np.ndarray, n: int) -> np.ndarray:
+    """The dense symmetric ``(n, n)`` matrix whose packed upper triangle is ``ap[:n(n+1)/2]``."""
+    i = np.arange(n)
+    return ap[packed_index(i[:, None], i[None, :])]
 
 
-def check_finite_update(mean: float, var: float, direction: torch.Tensor) -> None:
+def pack(A: np.ndarray, capacity: int | None = None) -> np.ndarray:
+    """Packed upper storage of the symmetric ``A`` (``(n, n)``), in a buffer for ``capacity``."""
+    n = A.shape[0]
+    cap = n if capacity is None else capacity
+    out = np.zeros(cap * (cap + 1) // 2)
+    j, i = np.nonzero(np.tri(n, dtype=bool))  # i <= j, column-major order of the upper triangle
+    out[packed_index(i, j)] = A[i, j]
+    return out
+
+
+def _spmv(ap: np.ndarray, n: int, x: np.ndarray) -> np.ndarray:
+    """``A x`` for the packed symmetric ``A`` of order ``n`` (BLAS ``dspmv``)."""
+    return dspmv(n, 1.0, ap, x) if n else np.zeros(0)
+
+
+def _spr(ap: np.ndarray, n: int, alpha: float, x: np.ndarray) -> None:
+    """In place: ``A ← A + α x xᵀ`` on the packed ``A`` of order ``n`` (BLAS ``dspr``)."""
+    if n:
+        dspr(n, alpha, x, ap, overwrite_ap=1)
+
+
+def schur_grow(ap: np.ndarray, n: int, d: np.ndarray, g: float) -> None:
+    """In place: packed ``[[G, k], [kᵀ, κ]]⁻¹`` of order ``n+1`` from the packed ``G⁻¹`` of order
+    ``n``, ``d = G⁻¹k`` and ``g = κ − kᵀd`` (the Schur complement), O(n²)."""
+    _spr(ap, n, 1.0 / g, d)  # G⁻¹ + d dᵀ/g
+    base = n * (n + 1) // 2
+    ap[base:base + n] = -d / g
+    ap[base + n] = 1.0 / g
+
+
+def schur_shrink(ap: np.ndarray, n: int, j: int) -> None:
+    """In place: the packed inverse of ``G`` without row/column ``j`` (order ``n−1``) from the
+    packed ``A = G⁻¹`` of order ``n``: ``A − a aᵀ/a_jj`` on the rest, then the last member moves
+    into slot ``j`` (:func:`move_last`), O(n²)."""
+    a = ap[packed_index(np.arange(n), j)]
+    _spr(ap, n, -1.0 / a[j], a)
+    move_last(ap, n, j)
+
+
+def move_last(ap: np.ndarray, n: int, j: int) -> None:
+    """In place, packed order ``n``: row and column ``n−1`` overwrite row and column ``j``
+    (the matrix of the members with the last one in slot ``j``, order ``n−1``), O(n)."""
+    last = n - 1
+    if j == last:
+        return
+    i = np.arange(last)
+    values = ap[packed_index(i, last)]
+    values[j] = ap[packed_index(last, last)]
+    ap[packed_index(i, j)] = values
+
+
+def check_finite_update(mean: float, var: float, direction) -> None:
     """Refuse a point whose prediction, variance or projection is not finite (nothing is
     committed yet)."""
-    if not (math.isfinite(mean) and math.isfinite(var) and bool(torch.isfinite(direction).all())):
+    finite = np.isfinite(direction.numpy() if isinstance(direction, torch.Tensor) else direction)
+    if not (math.isfinite(mean) and math.isfinite(var) and bool(finite.all())):
         raise FloatingPointError(
             "GoGP met a non-finite prediction: the kernel matrix of the inducing set is "
             "numerically singular at these hyper-parameters, or the inputs are far outside the "
@@ -80,8 +140,9 @@ def check_finite_update(mean: float, var: float, direction: torch.Tensor) -> Non
 class GoGPKernelState(SolverState):
     """Inducing set, ``(K_UU + s²I)⁻¹`` and the mean learner of the GoGP kernel variant.
 
-    All tensors float64 on one device; no scikit-learn. ``update`` learns one point (returning
-    the prediction made *before* learning it); ``predict`` gives mean and latent variance.
+    All arrays float64 numpy on the CPU (the kernel may run on ``device``); no scikit-learn.
+    ``update`` learns one point and ``update_many`` a sequence (each returning the predictions
+    made *before* learning each point); ``predict`` gives mean and latent variance.
     """
 
     _state_fields = ("noise", "theta", "solver", "max_inducing", "n_neighbors", "average", "z_max",
@@ -95,193 +156,265 @@ class GoGPKernelState(SolverState):
         self.solver, self.max_inducing, self.n_neighbors = solver, max_inducing, n_neighbors
         self.average, self.z_max, self.n_total = average, float(z_max), int(n_total)
         self.size, self.t, self.n_removed = 0, 0, 0
-        self._opts = dict(dtype=torch.float64, device=device)
-        self._Ub = torch.empty((capacity, n_features_in), **self._opts)
-        self._mats = {name: torch.zeros((capacity, capacity), **self._opts)
-                      for name in ("Ginv", "P", "K")}   # (K_UU+s²I)⁻¹; RLS P; K_UU (sgd ball)
-        self._vecs = {name: torch.zeros(capacity, **self._opts)
-                      for name in ("gamma", "r", "w", "w_avg")}
+        self.device = torch.device("cpu") if device is None else torch.device(device)
+        self._orig = None  # slot -> column of the chunk's kernel table, inside update_many
+        self._Ub = np.empty((capacity, n_features_in))
+        names = ("Ginv", "P") if solver == "rls" else ("Ginv", "K")  # (K_UU+s²I)⁻¹; RLS P; K_UU
+        self._mats = {name: np.zeros(capacity * (capacity + 1) // 2) for name in names}
+        self._vecs = {name: np.zeros(capacity)
+                      for name in (("gamma", "r") if solver == "rls" else ("w", "w_avg"))}
 
     # -- views on the buffers -------------------------------------------------------------
     @property
     def U(self) -> torch.Tensor:
-        return self._Ub[:self.size]
+        """The members, ``(|U|, d)`` (a view)."""
+        return torch.from_numpy(self._Ub[:self.size])
 
-    def __getattr__(self, name):
-        mats, vecs = self.__dict__.get("_mats", {}), self.__dict__.get("_vecs", {})
-        if name in mats:
-            return mats[name][:self.size, :self.size]
-        if name in vecs:
-            return vecs[name][:self.size]
-        raise AttributeError(name)
+    def dense(self, name: str) -> torch.Tensor:
+        """The symmetric matrix ``name`` ("Ginv", "P" or "K") of order ``|U|``, dense (a copy)."""
+        return torch.from_numpy(unpack(self._mats[name], self.size))
+
+    Ginv = property(lambda self: self.dense("Ginv"), doc="``(K_UU + s²I)⁻¹``, dense.")
+    P = property(lambda self: self.dense("P"), doc="The RLS matrix ``P``, dense.")
+    K = property(lambda self: self.dense("K"), doc="``K_UU`` (solver 'sgd'), dense.")
+    gamma = property(lambda self: torch.from_numpy(self._vecs["gamma"][:self.size]))
+    r = property(lambda self: torch.from_numpy(self._vecs["r"][:self.size]))
+    w = property(lambda self: torch.from_numpy(self._vecs["w"][:self.size]))
+    w_avg = property(lambda self: torch.from_numpy(self._vecs["w_avg"][:self.size]))
+
+    def state_dict(self) -> dict:
+        """The fields, with the numpy buffers as CPU tensors (views)."""
+        state = super().state_dict()
+        state["_Ub"] = torch.from_numpy(self._Ub)
+        state["_mats"] = {k: torch.from_numpy(v) for k, v in self._mats.items()}
+        state["_vecs"] = {k: torch.from_numpy(v) for k, v in self._vecs.items()}
+        return state
+
+    def load_state_dict(self, state: dict, device=None):
+        """Set the fields (the buffers back as owned numpy arrays); the kernel runs on ``device``."""
+        super().load_state_dict(state, "cpu")
+        self._Ub = self._Ub.numpy()
+        self._mats = {k: v.numpy() for k, v in self._mats.items()}
+        self._vecs = {k: v.numpy() for k, v in self._vecs.items()}
+        self.device = torch.device("cpu") if device is None else torch.device(device)
+        return self
 
     def _reserve(self, m: int) -> None:
-        """Double the buffers when ``m`` rows do not fit."""
+        """Grow the buffers when ``m`` members do not fit (doubling, up to the budget + 1)."""
         cap = self._Ub.shape[0]
         if m <= cap:
             return
         new = max(m, 2 * cap)
-        Ub = torch.empty((new, self._Ub.shape[1]), **self._opts)
+        if self.max_inducing is not None:
+            new = max(m, min(new, self.max_inducing + 1))
+        Ub = np.empty((new, self._Ub.shape[1]))
         Ub[:cap] = self._Ub
         self._Ub = Ub
         for name, A in self._mats.items():
-            B = torch.zeros((new, new), **self._opts)
-            B[:cap, :cap] = A
-            self._mats[name] = B
+            self._mats[name] = np.zeros(new * (new + 1) // 2)
+            self._mats[name][:A.size] = A
         for name, v in self._vecs.items():
-            B = torch.zeros(new, **self._opts)
-            B[:cap] = v
-            self._vecs[name] = B
+            self._vecs[name] = np.zeros(new)
+            self._vecs[name][:cap] = v
 
     # -- geometry -------------------------------------------------------------------------
-    def _kxx(self, x: torch.Tensor) -> float:
-        return float(self.kernel(x[None], x[None])[0, 0])
+    def _kernel_table(self, X: torch.Tensor) -> np.ndarray:
+        """``[k(X, U) | k(X, X)]``, ``(n, |U| + n)``, in one kernel call."""
+        Y = torch.cat([torch.from_numpy(self._Ub[:self.size]).to(X.device, X.dtype), X])
+        return self.kernel(X, Y).cpu().numpy()
+
+    def _project(self, x: np.ndarray, k: np.ndarray, kxx: float):
+        """``d = G⁻¹k``, ``σ²(x) = k(x,x) − k·d`` and the index of an equal member."""
+        m = self.size
+        d = _spmv(self._mats["Ginv"], m, k)
+        var = kxx - float(k @ d)
+        same = np.flatnonzero((self._Ub[:m] == x).all(axis=1)) if m else ()
+        return d, max(var, 0.0), (int(same[0]) if len(same) else None)
 
     def project(self, x: torch.Tensor):
         """``k_U(x)``, ``d = G⁻¹k_U(x)``, ``σ²(x) = k(x,x) − k_U·d`` and the index of an equal member."""
-        if self.size == 0:
-            empty = self._Ub.new_zeros(0)
-            return empty, empty, self._kxx(x), None
-        k = self.kernel(x[None], self.U)[0]                       # O(|U|·d)
-        d = self.Ginv @ k                                         # O(|U|²)
-        var = self._kxx(x) - float(k @ d)
-        same = torch.nonzero((self.U == x).all(dim=1))
-        return k, d, max(var, 0.0), (int(same[0, 0]) if len(same) else None)
+        table = self._kernel_table(x[None].to(self.device, torch.float64))[0]
+        k, kxx = table[:self.size], float(table[self.size])
+        d, var, same = self._project(x.cpu().numpy(), k, kxx)
+        return torch.from_numpy(k), torch.from_numpy(d), var, same
 
-    # -- one point ------------------------------------------------------------------------
+    # -- points ---------------------------------------------------------------------------
     def update(self, x: torch.Tensor, z: float, weight: float = 1.0) -> float:
         """Learn ``(x, z)`` with data weight ``c``; returns ``μ(x)`` predicted before learning."""
-        k, d, var, same = self.project(x)
+        return float(self.update_many(x[None], np.array([z], dtype=np.float64), weight)[0])
+
+    def update_many(self, X: torch.Tensor, z, weight=1.0, chunk: int = CHUNK) -> np.ndarray:
+        """Learn the rows of ``X`` in order (weights ``c``, a number or one per row); returns the
+        prediction made before learning each. The kernel of each ``chunk`` rows against ``U``
+        and each other is one call; a point that fails commits nothing, earlier ones stay."""
+        z = np.asarray(z, dtype=np.float64)
+        c = np.broadcast_to(np.asarray(weight, dtype=np.float64), z.shape)
+        means = np.empty(len(z))
+        Xd = X.to(self.device, torch.float64)
+        Xn = X.cpu().numpy().astype(np.float64, copy=False)
+        for a in range(0, len(z), chunk):
+            b = min(a + chunk, len(z))
+            m0 = self.size
+            table = self._kernel_table(Xd[a:b])
+            self._orig = np.empty(m0 + b - a + 1, dtype=np.int64)
+            self._orig[:m0] = np.arange(m0)
+            try:
+                for i in range(b - a):
+                    self._column = m0 + i  # the column of this point in the table
+                    k = table[i, self._orig[:self.size]]
+                    means[a + i] = self._learn(Xn[a + i], float(z[a + i]), float(c[a + i]),
+                                               k, float(table[i, m0 + i]))
+            finally:
+                self._orig = None
+        return means
+
+    def _learn(self, x: np.ndarray, z: float, weight: float, k: np.ndarray, kxx: float) -> float:
+        """One point, with its kernel row ``k = k_U(x)`` and ``k(x, x)``."""
+        d, var, same = self._project(x, k, kxx)
         if same is not None:  # Φ̃(x) = Φ̃(u): a second observation of a member
-            d = torch.zeros_like(d)
+            d = np.zeros_like(d)
             d[same] = 1.0
             var = 0.0
         joins = same is None and math.sqrt(var) > self.theta
-        mean = float(d @ self.gamma) if self.solver == "rls" else float(k @ self.w)
+        if self.solver == "rls":
+            mean = float(d @ self._vecs["gamma"][:self.size])
+        else:
+            mean = float(k @ self._vecs["w"][:self.size])
         check_finite_update(mean, var, d)  # before anything changes: a failed point commits nothing
         self.t += 1
         if self.solver == "rls":
-            self._rls_step(x, z, weight, k, d, var, joins, mean)
+            self._rls_step(x, z, weight, k, kxx, d, var, joins, mean)
         else:
-            self._sgd_step(x, z, k, d, var, joins, same is not None, mean)
+            self._sgd_step(x, z, k, kxx, d, var, joins, same is not None, mean)
         if self.max_inducing is not None and self.size > self.max_inducing:
             self.remove(self.most_redundant())
         return mean
 
-    def _grow(self, x, k, d, var) -> int:
+    def _grow(self, x: np.ndarray, d: np.ndarray, var: float) -> int:
         """Append ``x`` to U; ``g = var + s²`` is the squared distance of ``Φ̃(x)`` to the span."""
         m = self.size
         self._reserve(m + 1)
-        schur_grow(self._mats["Ginv"], d, var + self.noise)
+        schur_grow(self._mats["Ginv"], m, d, var + self.noise)
         self._Ub[m] = x
+        if self._orig is not None:
+            self._orig[m] = self._column
         self.size = m + 1
         return m
 
-    def _rls_step(self, x, z, c, k, d, var, joins, mean) -> None:
+    def _rls_step(self, x, z, c, k, kxx, d, var, joins, mean) -> None:
+        m, P, gamma = self.size, self._mats["P"], self._vecs["gamma"]
         if joins:  # P⁻¹ ← blockdiag(P⁻¹, c): past projections do not involve x
-            j = self._grow(x, k, d, var)
-            self._mats["P"][j, :j + 1] = 0.0
-            self._mats["P"][:j + 1, j] = 0.0
-            self._mats["P"][j, j] = 1.0 / c
+            j = self._grow(x, d, var)
+            base = j * (j + 1) // 2
+            self._mats["P"][base:base + j] = 0.0
+            self._mats["P"][base + j] = 1.0 / c
             self._vecs["r"][j] = c * z
             self._vecs["gamma"][j] = z
             return
-        P = self.P
-        Pd = P @ d                                               # O(|U|²)
+        Pd = _spmv(P, m, d)                                      # O(|U|²)
         denom = 1.0 + c * float(d @ Pd)
-        self.gamma.add_(Pd, alpha=c * (z - mean) / denom)        # γ ← γ + P_new d c (z − dᵀγ)
-        P.addr_(Pd, Pd, alpha=-c / denom)                        # Sherman–Morrison
-        self.r.add_(d, alpha=c * z)
+        gamma[:m] += Pd * (c * (z - mean) / denom)               # γ ← γ + P_new d c (z − dᵀγ)
+        _spr(P, m, -c / denom, Pd)                               # Sherman–Morrison
+        self._vecs["r"][:m] += d * (c * z)
 
-    def _sgd_step(self, x, z, k, d, var, joins, same, mean) -> None:
+    def _sgd_step(self, x, z, k, kxx, d, var, joins, same, mean) -> None:
         t = self.t
         lam = 2.0 * self.noise / max(self.n_total, 1)
         step = 2.0 * (mean - z) / (lam * t)                      # 2α_t/(λt)
-        self.w.mul_((t - 1.0) / t)
+        self._vecs["w"][:self.size] *= (t - 1.0) / t
         if joins:
-            j = self._grow(x, k, d, var)
-            K = self._mats["K"]
-            K[j, :j] = k
-            K[:j, j] = k
-            K[j, j] = self._kxx(x)
+            j = self._grow(x, d, var)
+            base = j * (j + 1) // 2
+            self._mats["K"][base:base + j] = k
+            self._mats["K"][base + j] = kxx
             self._vecs["w"][j] = -step
             self._vecs["w_avg"][j] = 0.0
         else:
-            self.w.sub_(step * (d if same else self._neighbour_projection(k, d)))
+            self._vecs["w"][:self.size] -= step * (d if same else self._neighbour_projection(k, d))
+        m, w = self.size, self._vecs["w"][:self.size]
         if lam < 2.0:  # Π_S: ball of radius z_max/√λ, ‖w‖² = wᵀK_UU w
-            norm = max(float(self.w @ (self.K @ self.w)), 0.0) ** 0.5
+            norm = max(float(w @ _spmv(self._mats["K"], m, w)), 0.0) ** 0.5
             radius = self.z_max / lam**0.5
             if norm > radius:
-                self.w.mul_(radius / norm)
+                w *= radius / norm
         if self.average:
-            self.w_avg.add_((self.w - self.w_avg) / t)
+            self._vecs["w_avg"][:m] += (w - self._vecs["w_avg"][:m]) / t
 
-    def _neighbour_projection(self, k, d) -> torch.Tensor:
+    def _neighbour_projection(self, k: np.ndarray, d: np.ndarray) -> np.ndarray:
         """``d`` over all of U, or over its ``n_neighbors`` nearest members (zeros elsewhere)."""
         if self.n_neighbors is None or self.n_neighbors >= self.size:
             return d
-        idx = torch.topk(k, self.n_neighbors).indices  # largest k = nearest for shift-invariant k
-        G = self.K[idx][:, idx] + self.noise * torch.eye(len(idx), **self._opts)
-        out = torch.zeros_like(d)
-        out[idx] = torch.linalg.solve(G, k[idx])  # O(n_neighbors³)
+        idx = np.argpartition(-k, self.n_neighbors)[:self.n_neighbors]  # largest k = nearest
+        G = self._mats["K"][packed_index(idx[:, None], idx[None, :])]
+        G[np.diag_indices_from(G)] += self.noise
+        out = np.zeros_like(d)
+        out[idx] = np.linalg.solve(G, k[idx])  # O(n_neighbors³)
         return out
 
     # -- budget ---------------------------------------------------------------------------
     def most_redundant(self) -> int:
         """Member with the largest ``[G⁻¹]_uu``: the nearest to the span of the others."""
-        return int(torch.argmax(torch.diagonal(self.Ginv)))
+        j = np.arange(self.size)
+        return int(np.argmax(self._mats["Ginv"][packed_index(j, j)]))
 
     def remove(self, j: int) -> None:
-        """Drop member ``j``, re-projecting what was learnt on it onto the others, O(|U|²)."""
-        Ginv = self.Ginv
-        e = -Ginv[:, j] / Ginv[j, j]                  # Φ̃(u_j) ≈ Σ_v e_v Φ̃(u_v)
-        keep = torch.arange(self.size, device=Ginv.device) != j
-        e = e[keep]
-        new = {"Ginv": schur_shrink(Ginv, j)}
-        vecs = {}
+        """Drop member ``j``, re-projecting what was learnt on it onto the others; the last
+        member takes slot ``j``. O(|U|²)."""
+        m = self.size
+        a = self._mats["Ginv"][packed_index(np.arange(m), j)]
+        e = -a / a[j]                                 # Φ̃(u_j) ≈ Σ_v e_v Φ̃(u_v)
+        e[j] = 0.0
         if self.solver == "rls":
-            new["P"], vecs["r"] = self._rls_removed(j, keep, e)
-            vecs["gamma"] = new["P"] @ vecs["r"]
+            self._rls_removed(j, e)
         else:
-            vecs["w"] = self.w[keep] + self.w[j] * e
-            vecs["w_avg"] = self.w_avg[keep] + self.w_avg[j] * e
-            new["K"] = self.K[keep][:, keep]
-        m = self.size - 1
-        self._Ub[:m] = self.U[keep].clone()
-        for name, A in new.items():
-            self._mats[name][:m, :m] = A
-        for name, v in vecs.items():
-            self._vecs[name][:m] = v
-        self.size = m
+            for name in ("w", "w_avg"):
+                self._vecs[name][:m] += self._vecs[name][j] * e
+            move_last(self._mats["K"], m, j)
+        schur_shrink(self._mats["Ginv"], m, j)
+        for v in self._vecs.values():
+            v[j] = v[m - 1]
+        self._Ub[j] = self._Ub[m - 1]
+        if self._orig is not None:
+            self._orig[j] = self._orig[m - 1]
+        self.size = m - 1
         self.n_removed += 1
+        if self.solver == "rls":
+            self._vecs["gamma"][:m - 1] = _spmv(self._mats["P"], m - 1, self._vecs["r"][:m - 1])
 
-    def _rls_removed(self, j, keep, e):
-        """``d ← Td`` with ``T = [I | e]``: ``P ← (T P⁻¹ Tᵀ)⁻¹ = Y₁₁ − y₁₂y₁₂ᵀ/y₂₂``, ``r ← T r``.
+    def _rls_removed(self, j: int, e: np.ndarray) -> None:
+        """``d ← Td`` with ``T = [I | e]``: ``P ← (T P⁻¹ Tᵀ)⁻¹ = Y₁₁ − y₁₂y₁₂ᵀ/y₂₂``, ``r ← T r``
+        (``e_j = 0``; the last member then moves into slot ``j``).
 
         ``Y = S⁻ᵀ P S⁻¹`` for ``S = [[I, e], [0, 1]]``: ``Y₁₁ = P₁₁``, ``y₁₂ = p₁₂ − P₁₁e``,
         ``y₂₂ = p₂₂ − 2p₁₂ᵀe + eᵀP₁₁e``; O(|U|²).
         """
-        P = self.P
-        P11, p12, p22 = P[keep][:, keep], P[keep, j], P[j, j]
-        P11e = P11 @ e
-        y12 = p12 - P11e
-        y22 = p22 - 2.0 * (p12 @ e) + e @ P11e
-        return P11 - torch.outer(y12, y12) / y22, self.r[keep] + self.r[j] * e
+        m, P = self.size, self._mats["P"]
+        Pe = _spmv(P, m, e)                           # P₁₁e on the others, p₁₂ᵀe at j
+        p = P[packed_index(np.arange(m), j)]
+        y = p - Pe
+        y22 = p[j] - 2.0 * Pe[j] + float(e @ Pe)
+        y[j] = 0.0
+        _spr(P, m, -1.0 / y22, y)
+        move_last(P, m, j)
+        self._vecs["r"][:m] += self._vecs["r"][j] * e
 
     # -- prediction -----------------------------------------------------------------------
     def predict(self, X: torch.Tensor, chunk: int = 2048):
         """Mean and latent variance ``σ²(x) = k(x,x) − k_Uᵀ G⁻¹ k_U`` (Prop. 1) for rows of X."""
-        coef = self.gamma if self.solver == "rls" else (self.w_avg if self.average else self.w)
+        name = "gamma" if self.solver == "rls" else ("w_avg" if self.average else "w")
+        opts = dict(dtype=torch.float64, device=X.device)
+        coef = torch.from_numpy(self._vecs[name][:self.size]).to(**opts)
+        Ginv, U = self.Ginv.to(**opts), self.U.to(**opts)
         means, variances = [], []
         for i in range(0, X.shape[0], chunk):
             Xb = X[i:i + chunk]
             kdiag = torch.diagonal(self.kernel(Xb, Xb)).clone()
             if self.size == 0:
-                means.append(torch.zeros(len(Xb), **self._opts))
+                means.append(torch.zeros(len(Xb), **opts))
                 variances.append(kdiag)
                 continue
-            K = self.kernel(Xb, self.U)                  # (n, m)
-            D = K @ self.Ginv                            # projection coefficients, (n, m)
+            K = self.kernel(Xb, U)                       # (n, m)
+            D = K @ Ginv                                 # projection coefficients, (n, m)
             means.append(D @ coef if self.solver == "rls" else K @ coef)
             variances.append(torch.clamp(kdiag - (D * K).sum(1), min=0.0))
         return torch.cat(means), torch.cat(variances)
