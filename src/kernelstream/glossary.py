@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ._validation import Integral, Interval, Real, StrOptions
 
-__all__ = ["Term", "GLOSSARY", "constraints"]
+__all__ = ["Term", "GLOSSARY", "constraints", "sigma_constraint"]
 
 
 @dataclass(frozen=True)
@@ -57,3 +57,10 @@ GLOSSARY: dict[str, Term] = {
 def constraints(*names: str) -> dict[str, list]:
     """``{name: constraint}`` of the glossary's ``names`` (a class's ``_parameter_constraints``)."""
     return {name: list(GLOSSARY[name].constraint) for name in names}
+
+
+def sigma_constraint(*options: str) -> list:
+    """The constraint of ``sigma``: a positive number, per-feature lengthscales (any array-like;
+    :func:`~kernelstream.features.bandwidth.check_lengthscales` checks its length and values when
+    the fit resolves it) or one of the strings ``options`` ("median", "auto")."""
+    return [Interval(Real, 0, None, closed="neither"), "array-like", StrOptions(set(options))]

@@ -34,7 +34,8 @@ import numpy as np
 import torch
 
 __all__ = ["save", "save_model", "load", "read_header", "ModelFileError", "save_checkpoint",
-           "load_checkpoint", "CheckpointError", "register_model_class", "jsonable", "from_json"]
+           "load_checkpoint", "CheckpointError", "register_model_class", "jsonable", "from_json",
+           "params_json"]
 
 FORMAT = "kernelstream"
 FORMAT_VERSION = 3
@@ -182,7 +183,17 @@ def jsonable(value):
     raise TypeError(f"cannot store {type(value).__name__} in a model file")
 
 
+def params_json(params: dict) -> dict:
+    """Constructor parameters as JSON: :func:`jsonable`, except that a numeric array (per-feature
+    lengthscales) is tagged with its dtype, so that :func:`from_json` gives the array back."""
+    return {"__dict__": [[name, {"__array__": jsonable(value), "dtype": value.dtype.str}
+                          if isinstance(value, np.ndarray) and value.dtype.kind in "biuf"
+                          else jsonable(value)] for name, value in params.items()]}
+
+
 def from_json(value):
+    if isinstance(value, dict) and "__array__" in value:
+        return np.asarray(value["__array__"], dtype=np.dtype(value["dtype"]))
     if isinstance(value, dict) and "__dict__" in value:
         return {_hashable(from_json(k)): from_json(v) for k, v in value["__dict__"]}
     if isinstance(value, list):
@@ -206,7 +217,7 @@ def save_model(model, path, *, metadata: dict | None = None) -> None:
     params = {k: v for k, v in model.get_params(deep=False).items() if k != "random_state"}
     random_state = model.random_state if isinstance(model.random_state, (int, type(None))) else None
     header = {"format": FORMAT, "version": FORMAT_VERSION, "class": type(model).__name__,
-              "library_version": _library_version(), "params": jsonable(params),
+              "library_version": _library_version(), "params": params_json(params),
               "random_state": jsonable(random_state), "state": state}
     if metadata is not None:
         header["metadata"] = json.loads(json.dumps(metadata))  # plain JSON only, checked here

@@ -7,6 +7,9 @@ A wide sparse subsample (:func:`~kernelstream.ops.sparse.keeps_sparse`) is not d
 differences of its pairs of rows are taken sparse, ``O(pairs · nnz per row)`` instead of
 ``O(pairs · d)`` (1,000 rows of 40,000 columns would be 320 MB dense and 2·10¹⁰ operations).
 
+A 1-D array for ``sigma`` is one lengthscale per column (ARD): ``k(x, y) = k₁((x − y)/ℓ)``, the
+kernel at unit bandwidth of the rescaled difference; :func:`check_lengthscales` validates it.
+
 One bandwidth for every column assumes columns of comparable scale: a dense sample whose
 widest column's standard deviation is more than ``SCALE_RATIO`` times the median column's gets a
 :class:`UnequalScalesWarning` (the widest columns would decide every distance).
@@ -23,7 +26,7 @@ from scipy.spatial.distance import pdist
 from ..ops.sparse import keeps_sparse
 
 __all__ = ["median_distance", "resolve_sigma", "sigma_to_gamma", "gamma_to_sigma",
-           "UnequalScalesWarning", "SCALE_RATIO"]
+           "UnequalScalesWarning", "SCALE_RATIO", "check_lengthscales", "is_lengthscale_vector"]
 
 #: warn when the widest column's standard deviation exceeds the median column's this many times
 SCALE_RATIO = 100.0
@@ -90,13 +93,51 @@ def sparse_pdist(S, metric: str = "euclidean") -> np.ndarray:
     return np.sqrt(distances) if metric == "euclidean" else distances
 
 
-def resolve_sigma(sigma, X, metric: str, scale: float = 1.0, seed: int = 0) -> float:
-    """The bandwidth: ``sigma`` itself when a number, else ``scale ×`` the median distance."""
+def resolve_sigma(sigma, X, metric: str, scale: float = 1.0, seed: int = 0) -> float | np.ndarray:
+    """The bandwidth: ``sigma`` itself when a number, a validated float64 copy when a 1-D array
+    of per-feature lengthscales (:func:`check_lengthscales`), else ``scale ×`` the median
+    distance."""
     if isinstance(sigma, str):
         if sigma != "median":
-            raise ValueError(f"sigma must be a positive number or 'median'; got {sigma!r}.")
+            raise ValueError(f"sigma must be a positive number, a 1-D array of per-feature "
+                             f"lengthscales or 'median'; got {sigma!r}.")
         return float(scale) * median_distance(X, metric=metric, seed=seed)
+    if is_lengthscale_vector(sigma):
+        return check_lengthscales(sigma, X.shape[1])
     return float(sigma)
+
+
+def is_lengthscale_vector(sigma) -> bool:
+    """Whether ``sigma`` is an array of lengthscales (any non-scalar array-like or tensor), not
+    one number or a string."""
+    if isinstance(sigma, (str, bytes)) or sigma is None:
+        return False
+    return np.ndim(sigma) > 0 if not hasattr(sigma, "dim") else sigma.dim() > 0
+
+
+def check_lengthscales(sigma, n_features: int | None = None) -> np.ndarray:
+    """``sigma`` as a read-only float64 vector of ``n_features`` positive, finite lengthscales
+    ``ℓ`` (``k(x, y) = k₁((x − y)/ℓ)``); a ``ValueError`` says what is wrong otherwise."""
+    if hasattr(sigma, "detach"):
+        sigma = sigma.detach().cpu().numpy()
+    try:
+        ell = np.array(sigma, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"sigma must be a number or a 1-D array of per-feature lengthscales; "
+                         f"got {sigma!r}, which is not numeric ({exc}).") from None
+    if ell.ndim != 1 or ell.size == 0:
+        raise ValueError(f"sigma must be a number or a 1-D array of per-feature lengthscales; got "
+                         f"an array of shape {ell.shape}. Pass one lengthscale per column of X.")
+    if n_features is not None and ell.shape[0] != n_features:
+        raise ValueError(f"sigma has {ell.shape[0]} lengthscales but X has {n_features} features: "
+                         f"pass one lengthscale per column of X (or one number for all).")
+    bad = np.flatnonzero(~(np.isfinite(ell) & (ell > 0)))
+    if bad.size:
+        raise ValueError(f"sigma[{bad[0]}] = {float(ell[bad[0]])!r} is not a lengthscale: every entry "
+                         f"must be positive and finite ({bad.size} are not). A feature that should "
+                         f"not count gets a large lengthscale (e.g. 1e6), not zero or inf.")
+    ell.setflags(write=False)
+    return ell
 
 
 def sigma_to_gamma(sigma: float) -> float:

@@ -27,7 +27,10 @@ from typing import ClassVar, Sequence
 
 import torch
 
+import numpy as np
+
 from ..ops.sparse import CSRRows
+from .bandwidth import check_lengthscales, is_lengthscale_vector
 from .param_cache import ParamCache
 
 __all__ = ["FeatureMap"]
@@ -54,9 +57,11 @@ class FeatureMap(ABC, metaclass=_FrozenAfterInit):
     ----------
     n_features_in : int
         Input dimension ``d``.
-    sigma : float
+    sigma : float or array of shape (n_features_in,)
         Bandwidth (length-scale) of the kernel, fixed for the life of the map (as is every
-        other argument: build a new map for another value).
+        other argument: build a new map for another value). Families with
+        :attr:`per_feature_lengthscales` also take one lengthscale per feature (ARD):
+        ``k(x, y) = k₁((x − y)/ℓ)``.
     block_size : int
         Number of features ``r`` per block.
     seed : int
@@ -72,6 +77,8 @@ class FeatureMap(ABC, metaclass=_FrozenAfterInit):
     distance: ClassVar[str] = "euclidean"
     #: block sizes must be a multiple of this (2 for paired cos/sin features)
     block_multiple: ClassVar[int] = 1
+    #: ``sigma`` may be a vector of per-feature lengthscales (ARD), ``k(x, y) = k₁((x − y)/ℓ)``
+    per_feature_lengthscales: ClassVar[bool] = False
     #: ``k(x, x) = 1`` for every x (shift-invariant kernels); else it depends on x
     unit_diagonal: ClassVar[bool] = False
     #: defined on non-negative inputs only (histograms: the χ² and additive families)
@@ -85,7 +92,7 @@ class FeatureMap(ABC, metaclass=_FrozenAfterInit):
     def __init__(
         self,
         n_features_in: int,
-        sigma: float = 1.0,
+        sigma: float | np.ndarray = 1.0,
         block_size: int = 256,
         seed: int = 0,
         *,
@@ -96,22 +103,43 @@ class FeatureMap(ABC, metaclass=_FrozenAfterInit):
                 f"block_size must be a positive multiple of {self.block_multiple} for "
                 f"kernel {self.name!r}; got {block_size}."
             )
-        if not sigma > 0:
-            raise ValueError(f"sigma must be positive; got {sigma!r}.")
+        sigma = self._checked_sigma(sigma, n_features_in)
         if type(self).kernel is FeatureMap.kernel and type(self).kernel_at is FeatureMap.kernel_at:
             raise TypeError(f"{type(self).__name__} must implement kernel_at(X, Y, sigma) "
                             "(or at least kernel(X, Y)), the exact kernel.")
         self.n_features_in = int(n_features_in)
-        self._sigma = float(sigma)
+        self._sigma = sigma
         self.block_size = int(block_size)
         self.seed = int(seed)
         self.cache_bytes = int(cache_bytes)
         self._params = ParamCache(self.cache_bytes)
 
     @property
-    def sigma(self) -> float:
-        """Bandwidth σ, fixed at construction."""
+    def sigma(self) -> float | np.ndarray:
+        """Bandwidth σ, fixed at construction: a float, or a read-only float64 vector of
+        per-feature lengthscales."""
         return self._sigma
+
+    @property
+    def lengthscales(self) -> np.ndarray:
+        """``ℓ`` of every feature, ``(n_features_in,)``: σ repeated for one bandwidth."""
+        if isinstance(self._sigma, np.ndarray):
+            return self._sigma
+        return np.full(self.n_features_in, self._sigma)
+
+    def _checked_sigma(self, sigma, n_features_in: int) -> float | np.ndarray:
+        """One positive bandwidth as a float, or a vector of lengthscales validated by
+        :func:`~.bandwidth.check_lengthscales` (families with :attr:`per_feature_lengthscales`)."""
+        if is_lengthscale_vector(sigma):
+            if not self.per_feature_lengthscales:
+                raise ValueError(
+                    f"Kernel {self.name!r} takes one bandwidth, not one per feature; per-feature "
+                    "lengthscales need a shift-invariant family (rbf, laplace, matern), or "
+                    "rescale the columns (X / lengthscales) and pass one number.")
+            return check_lengthscales(sigma, int(n_features_in))
+        if not sigma > 0:
+            raise ValueError(f"sigma must be positive; got {sigma!r}.")
+        return float(sigma)
 
     def __setattr__(self, name: str, value) -> None:
         if getattr(self, "_frozen", False) and name not in self._settable:
@@ -145,8 +173,9 @@ class FeatureMap(ABC, metaclass=_FrozenAfterInit):
         """Exact kernel matrix ``k_σ(X, Y)``, ``(n, m)``, at bandwidth ``sigma`` and this map's
         other parameters; the map is unchanged.
 
-        ``sigma`` is a float or a 0-d tensor; autograd flows through it (marginal likelihood).
-        Families whose kernel has no bandwidth ignore it.
+        ``sigma`` is a float or a 0-d tensor, or for families with
+        :attr:`per_feature_lengthscales` a ``(d,)`` array or tensor of lengthscales; autograd
+        flows through it (marginal likelihood). Families whose kernel has no bandwidth ignore it.
         """
         raise NotImplementedError(
             f"{type(self).__name__} implements kernel(X, Y) only, so its bandwidth cannot be fitted "
@@ -228,7 +257,7 @@ class FeatureMap(ABC, metaclass=_FrozenAfterInit):
         return {
             "kernel": self.name,
             "n_features_in": self.n_features_in,
-            "sigma": self.sigma,
+            "sigma": self.sigma.tolist() if isinstance(self.sigma, np.ndarray) else self.sigma,
             "block_size": self.block_size,
             "seed": self.seed,
             **self.extra_params(),

@@ -7,6 +7,8 @@ family's distance) and constructs the map once.
 
 from __future__ import annotations
 
+import numpy as np
+
 from .additive import AdditiveChi2, ExpChi2, Hellinger, Intersection, JensenShannon
 from .bandwidth import resolve_sigma
 from .base import FeatureMap
@@ -110,10 +112,11 @@ def kernel_class(name: str) -> type[FeatureMap]:
     return KERNELS[name][0]
 
 
-def make_feature_map(name: str, n_features_in: int, sigma: float, block_size: int, seed: int,
-                     kernel_params: dict | None = None, **kw) -> FeatureMap:
+def make_feature_map(name: str, n_features_in: int, sigma: float | np.ndarray, block_size: int,
+                     seed: int, kernel_params: dict | None = None, **kw) -> FeatureMap:
     """Instantiate the registered family ``name`` with its defaults updated by ``kernel_params``,
-    at the bandwidth ``sigma`` (a number; :func:`build_feature_map` resolves ``"median"``)."""
+    at the bandwidth ``sigma`` (a number, or per-feature lengthscales for rbf, laplace and
+    matern; :func:`build_feature_map` resolves ``"median"``)."""
     cls = kernel_class(name)
     params = {**KERNELS[name][1], **(kernel_params or {})}
     try:
@@ -124,10 +127,13 @@ def make_feature_map(name: str, n_features_in: int, sigma: float, block_size: in
     return feature_map
 
 
-def resolve_bandwidth(kernel: str, X, sigma, sigma_scale: float = 1.0, seed: int = 0) -> float:
-    """The bandwidth of ``kernel`` on ``X``: ``sigma`` itself when a number, else
-    ``σ = sigma_scale · median_{i<j} dist(x_i, x_j)`` on a subsample of ``X`` seeded by
-    ``seed mod 2³²``, in the family's distance (``cityblock`` for laplace, else euclidean)."""
+def resolve_bandwidth(kernel: str, X, sigma, sigma_scale: float = 1.0,
+                      seed: int = 0) -> float | np.ndarray:
+    """The bandwidth of ``kernel`` on ``X``: ``sigma`` itself when a number, a read-only float64
+    copy when a 1-D array of per-feature lengthscales (one per column of ``X``, each positive
+    and finite, else ``ValueError``), else ``σ = sigma_scale · median_{i<j} dist(x_i, x_j)`` on
+    a subsample of ``X`` seeded by ``seed mod 2³²``, in the family's distance (``cityblock`` for
+    laplace, else euclidean)."""
     return resolve_sigma(sigma, X, kernel_class(kernel).distance, sigma_scale, seed=seed % 2**32)
 
 
@@ -141,8 +147,9 @@ def build_feature_map(kernel: str, X, *, sigma, sigma_scale: float = 1.0, block_
         A registered name (:data:`KERNELS`); an unknown one raises ``ValueError`` listing them.
     X : array of shape (n, d)
         Data: its width is ``n_features_in``; its rows give the median heuristic.
-    sigma : float or "median"
-        The bandwidth, exactly, or ``sigma_scale ×`` the median distance (:func:`resolve_bandwidth`).
+    sigma : float, array of shape (d,) or "median"
+        The bandwidth, exactly; per-feature lengthscales (rbf, laplace, matern); or
+        ``sigma_scale ×`` the median distance (:func:`resolve_bandwidth`).
     sigma_scale : float, default=1.0
     block_size, seed, kernel_params, **kw
         As :func:`make_feature_map`.

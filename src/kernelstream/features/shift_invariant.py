@@ -9,6 +9,10 @@ which is unbiased, has ``‖ψ(x)‖² = 1`` exactly, and lower variance than ``
 (Sutherland & Schneider, UAI 2015). Odd block sizes use ``sqrt(2/r) cos(Wᵀx + b)``,
 ``b ~ U[0, 2π)``.
 
+Every family takes one bandwidth σ or one lengthscale per feature (ARD, ``sigma`` a ``(d,)``
+array): ``k(x, y) = k₁((x − y)/ℓ)``, whose frequencies are ``W = diag(1/ℓ)·G`` with ``G`` the
+unit-bandwidth draws, so the cost stays O(n·D·d).
+
 Every family takes ``sampling`` (``kernel_params={"sampling": ...}``): ``"iid"`` (default),
 ``"orthogonal"`` (ORF; Gaussian and Matérn only), ``"sobol"`` or ``"halton"`` (scrambled
 quasi-Monte Carlo). They keep each frequency's law and lower the variance; see
@@ -32,6 +36,7 @@ from .. import rng
 from ..ops.backend import fourier_contract_auto
 from ..ops.fourier import fourier_block
 from ..ops.sparse import CSRRows, sparse_matmul
+from .bandwidth import check_lengthscales, is_lengthscale_vector
 from .base import FeatureMap
 from .param_cache import RowTable, Slab
 from .row_draws import cauchy_rows, normal_rows
@@ -224,23 +229,46 @@ class FourierMap(FeatureMap):
     def _distances(self, X: torch.Tensor, Y: torch.Tensor, p: float) -> torch.Tensor:
         return torch.cdist(X, Y, p=p)
 
+    def _scaled(self, W: torch.Tensor, columns: torch.Tensor | None = None) -> torch.Tensor:
+        """Unit-bandwidth frequencies ``W`` ``(d, h)`` at this map's bandwidth: ``W / σ``, or
+        ``diag(1/ℓ)·W`` for per-feature lengthscales (``columns``: the rows of ``W`` given)."""
+        if not isinstance(self.sigma, np.ndarray):
+            return W / self.sigma
+        ell = torch.tensor(self.sigma, dtype=W.dtype, device=W.device)
+        return W / (ell if columns is None else ell[columns.to(W.device)])[:, None]
+
+
+def unit_bandwidth(X: torch.Tensor, Y: torch.Tensor, sigma) -> tuple:
+    """``(X, Y, σ)`` unchanged for one bandwidth; ``(X/ℓ, Y/ℓ, 1.0)`` for per-feature
+    lengthscales ``ℓ`` (an array or a 1-D tensor, autograd flowing through it), as
+    ``k_ℓ(x, y) = k₁((x − y)/ℓ)``."""
+    if not is_lengthscale_vector(sigma):
+        return X, Y, sigma
+    ell = sigma if isinstance(sigma, torch.Tensor) else torch.tensor(np.asarray(sigma, dtype=np.float64))
+    ell = ell.to(dtype=X.dtype, device=X.device)
+    if ell.shape != (X.shape[1],):
+        check_lengthscales(ell, X.shape[1])  # raises: the wrong length
+    return X / ell, Y / ell, 1.0
+
 
 class GaussianRFF(FourierMap):
     """Gaussian RBF kernel ``exp(−‖x − y‖² / (2σ²))``; frequencies ``ω ~ N(0, σ⁻² I)``."""
 
     name = "rbf"
+    per_feature_lengthscales = True
 
     def kernel_at(self, X, Y, sigma):
+        X, Y, sigma = unit_bandwidth(X, Y, sigma)
         return torch.exp(-self._distances(X, Y, 2.0).square() / (2 * sigma**2))
 
     def _draw(self, block, device):
-        return self._with_phases(self._normal(block, device) / self.sigma, block)  # ω ~ N(0, σ⁻² I)
+        return self._with_phases(self._scaled(self._normal(block, device)), block)  # ω ~ N(0, σ⁻² I)
 
     def _draw_rows(self, block, columns, device):
         if self.sampling != "iid":
             return super()._draw_rows(block, columns, device)
         h = self._shape()[1]
-        return normal_rows(columns, h, self.seed, block, rng.Stream.WEIGHTS, device) / self.sigma
+        return self._scaled(normal_rows(columns, h, self.seed, block, rng.Stream.WEIGHTS, device), columns)
 
     @property
     def gaussian_iid_paired(self) -> bool:
@@ -248,7 +276,8 @@ class GaussianRFF(FourierMap):
         frequencies in paired blocks: the blocks the fused kernels of
         :mod:`kernelstream.ops.triton_fourier` draw themselves (they read this, so that ops
         need not import the feature maps)."""
-        return type(self) is GaussianRFF and self.sampling == "iid" and self.paired
+        return (type(self) is GaussianRFF and self.sampling == "iid" and self.paired
+                and not isinstance(self.sigma, np.ndarray))
 
 
 class LaplaceRFF(FourierMap):
@@ -257,8 +286,10 @@ class LaplaceRFF(FourierMap):
     name = "laplace"
     distance = "cityblock"
     samplings = ("iid", "sobol", "halton")  # not radial: no orthogonal draws
+    per_feature_lengthscales = True
 
     def kernel_at(self, X, Y, sigma):
+        X, Y, sigma = unit_bandwidth(X, Y, sigma)
         return torch.exp(-self._distances(X, Y, 1.0) / sigma)
 
     def _draw(self, block, device):
@@ -268,13 +299,13 @@ class LaplaceRFF(FourierMap):
             d, h = self._shape()
             u = qmc_uniform(h, d, self.seed, block, self.sampling).T
             W = torch.as_tensor(np.tan(np.pi * (u - 0.5)), device=device)  # Cauchy quantile
-        return self._with_phases(W / self.sigma, block)
+        return self._with_phases(self._scaled(W), block)
 
     def _draw_rows(self, block, columns, device):
         if self.sampling != "iid":
             return super()._draw_rows(block, columns, device)
         h = self._shape()[1]
-        return cauchy_rows(columns, h, self.seed, block, rng.Stream.WEIGHTS, device) / self.sigma
+        return self._scaled(cauchy_rows(columns, h, self.seed, block, rng.Stream.WEIGHTS, device), columns)
 
 
 class MaternRFF(FourierMap):
@@ -285,6 +316,7 @@ class MaternRFF(FourierMap):
     """
 
     name = "matern"
+    per_feature_lengthscales = True
 
     def __init__(self, n_features_in, sigma=1.0, block_size=256, seed=0, *, nu=1.5, **kw):
         if not (nu > 0 and float(2 * nu).is_integer()):
@@ -298,6 +330,7 @@ class MaternRFF(FourierMap):
         return {"nu": self.nu, **super().extra_params()}
 
     def kernel_at(self, X, Y, sigma):
+        X, Y, sigma = unit_bandwidth(X, Y, sigma)
         s = math.sqrt(2 * self.nu) * self._distances(X, Y, 2.0) / sigma  # √(2ν) ρ/σ
         if self.nu == 0.5:
             return torch.exp(-s)
@@ -322,7 +355,7 @@ class MaternRFF(FourierMap):
             points = qmc_uniform(h, d + 1, self.seed, block, self.sampling)
             g = torch.as_tensor(ndtri(points[:, :d]).T.copy(), device=device)
             u = torch.as_tensor(2 * gammaincinv(self.nu, points[:, d]), device=device)  # χ²(2ν)
-        return self._with_phases(g * torch.sqrt(2 * self.nu / u) / self.sigma, block)
+        return self._with_phases(self._scaled(g * torch.sqrt(2 * self.nu / u)), block)
 
     def _draw_rows(self, block, columns, device):
         if self.sampling != "iid":
@@ -330,4 +363,4 @@ class MaternRFF(FourierMap):
         h = self._shape()[1]
         g = normal_rows(columns, h, self.seed, block, rng.Stream.WEIGHTS, device)
         u = rng.chi_square((h,), int(2 * self.nu), self.seed, block, rng.Stream.CHI2, device)
-        return g * torch.sqrt(2 * self.nu / u) / self.sigma
+        return self._scaled(g * torch.sqrt(2 * self.nu / u), columns)
