@@ -120,7 +120,7 @@ def test_same_block_on_every_device(name, params, data, sigma, device):
 
 
 # -- Vedaldi–Zisserman maps ------------------------------------------------------------------
-@pytest.mark.parametrize("name", ["additive_chi2", "intersection", "js"])
+@pytest.mark.parametrize("name", ["additive_chi2", "js"])  # intersection: random features
 def test_vz_error_is_small_and_decreases_with_order(name):
     X = _data("hist")
     errors = []
@@ -129,7 +129,7 @@ def test_vz_error_is_small_and_decreases_with_order(name):
         Z = fm.transform(X, 1)  # m = 8(2n+1) <= 256: one block is the whole embedding
         errors.append(float((Z @ Z.T - fm.kernel(X, X)).abs().max()))
     assert errors == sorted(errors, reverse=True), errors
-    bound = {"additive_chi2": 0.01, "js": 0.005, "intersection": 0.1}[name]  # kernel values are <= 1
+    bound = {"additive_chi2": 0.01, "js": 0.005}[name]  # kernel values are <= 1
     assert errors[2] < bound, errors
 
 

@@ -183,7 +183,20 @@ class AdditiveChi2(_AdditiveVZ):
 
 
 class Intersection(_AdditiveVZ):
-    """Histogram intersection kernel ``Σ_i min(x_i, y_i)``; ``κ(ω) = (2/π)/(1 + 4ω²)``."""
+    """Histogram intersection kernel ``Σ_i min(x_i, y_i)`` by random features of its spectrum.
+
+    ``min(x, y) = sqrt(xy) e^{−|λ|/2}``, ``λ = log y − log x``, and ``κ(ω) = (2/π)/(1 + 4ω²)``
+    is the density of Cauchy(0, ½): with ``ω ~ κ`` and a coordinate ``i`` drawn uniformly,
+    ``E[d·sqrt(x_i y_i) cos(ω(log x_i − log y_i))] = Σ_i min(x_i, y_i)``. A block of ``r``
+    features holds ``⌊r/2⌋`` pairs ``a·sqrt(x_i)[cos(ω log x_i), sin(ω log x_i)]`` (and, for
+    odd ``r``, one ``a·sqrt(x_i) cos(ω log x_i + b)``), ``a = sqrt(2d/r)``: unbiased, with an
+    error that falls like ``1/√D``. The spectrum decays too slowly for the deterministic VZ
+    sampling, whose bias (0.099 of the kernel's maximum on MNIST at order 2) no ``D`` removed.
+    Coordinates are stratified: feature unit ``u`` (a pair or the odd feature, numbered across
+    blocks) reads coordinate ``π_{⌊u/d⌋}(u mod d)`` of a seeded permutation per round of ``d``.
+    ``order`` and ``interval`` only set :meth:`embed` (the VZ embedding); the features ignore
+    them (decision record: docs/decisions/intersection-random-features.md).
+    """
 
     name = "intersection"
     default_interval = (0.94, 0.165)
@@ -195,6 +208,46 @@ class Intersection(_AdditiveVZ):
     @staticmethod
     def term(x, y):
         return torch.minimum(x, y)
+
+    def _units(self) -> int:
+        """Feature units per block: ``⌊r/2⌋`` pairs, and one single feature when ``r`` is odd."""
+        return self.block_size // 2 + self.block_size % 2
+
+    def block_param_numel(self):
+        return 3 * self._units()
+
+    def _coordinates(self, block: int) -> torch.Tensor:
+        """Coordinate of each unit of ``block``: stratified rounds of seeded permutations."""
+        d, units = self.n_features_in, self._units()
+        first, last = block * units, (block + 1) * units        # global unit numbers
+        q0, q1 = first // d, -(-last // d)                      # rounds of d units
+        stride = -(-d // 4) * 4                                 # words per round (Philox: ×4)
+        bits = rng.random_bits((q1 - q0) * stride, self.seed, 0, rng.Stream.SLOT_PERMUTATION,
+                               offset=q0 * stride).view(q1 - q0, stride)[:, :d]
+        perms = torch.argsort(bits, dim=1, stable=True).reshape(-1)
+        return perms[first - q0 * d:last - q0 * d]
+
+    def _draw(self, block, device):
+        units = self._units()
+        u = rng.uniform((2, units), self.seed, block, rng.Stream.WEIGHTS)
+        omega = 0.5 * torch.tan(math.pi * (u[0] - 0.5))         # Cauchy(0, ½) = κ
+        phase = torch.zeros(units, dtype=torch.float64)
+        if self.block_size % 2:
+            phase[-1] = 2 * math.pi * u[1, -1]                  # b ~ U[0, 2π) for the odd one
+        params = torch.stack([self._coordinates(block).double(), omega, phase], dim=1)
+        return params.to(device)
+
+    def _features(self, X, params):
+        check_non_negative(X, self.requested_name)
+        P = torch.stack(params).double()                        # (K, units, 3)
+        Xi = X.double()[:, P[..., 0].long()]                    # x_i per unit, (n, K, units)
+        root = Xi.sqrt() * math.sqrt(2 * self.n_features_in / self.block_size)
+        angle = torch.log(torch.where(Xi > 0, Xi, 1.0)) * P[..., 1] + P[..., 2]
+        pairs = self.block_size // 2
+        parts = [root[..., :pairs] * torch.cos(angle[..., :pairs]),
+                 root[..., :pairs] * torch.sin(angle[..., :pairs]),
+                 root[..., pairs:] * torch.cos(angle[..., pairs:])]  # the odd feature, if any
+        return torch.cat(parts, dim=-1).to(X.dtype)
 
 
 class JensenShannon(_AdditiveVZ):
