@@ -41,9 +41,12 @@ class GoGPRegressor(RegressorMixin, KernelEstimator):
     ``(K_UU + s²I)⁻¹`` is kept by Schur-complement updates, ``O(|U|²)`` per point. The mean is
     ``μ(x) = d(x)ᵀγ`` with ``d(x) = (K_UU + s²I)⁻¹k_U(x)`` (Prop. 1 of the paper) and
     effective labels ``γ`` fitted to every point seen by recursive least squares
-    (``solver="rls"``), or the paper's projected SGD (``solver="sgd"``); the standard deviation
-    is Prop. 1's ``sqrt(k(x,x) − k_Uᵀ(K_UU + s²I)⁻¹k_U)``, and ``predict(return_std=True)``
-    adds the noise to it (the std of a new target; ``include_noise=False`` for ``f`` alone).
+    (``solver="rls"``), or the paper's projected SGD (``solver="sgd"``). The standard deviation
+    of ``f`` is ``sqrt(k(x,x) − k_Uᵀ(K_UU + s²P)⁻¹k_U)`` for "rls", ``P`` the covariance of the
+    effective labels' least-squares fit over ``s²`` (``P = I`` when every point is a member: Prop.
+    1's, the exact GP; it shrinks as points are projected on ``U``), Prop. 1's for "sgd";
+    ``predict(return_std=True)`` adds the noise to it (the std of a new target;
+    ``include_noise=False`` for ``f`` alone).
     ``join_threshold → 0`` gives the exact GP.
     See :mod:`kernelstream.solvers.gogp` for the update rules.
 
@@ -233,14 +236,14 @@ class GoGPRegressor(RegressorMixin, KernelEstimator):
     def predict(self, X, return_std=False, include_noise=True):
         """Posterior mean; with ``return_std`` also the standard deviation of a new target
         ``y = f(x) + ε``, ``sqrt(σ²(x) + noise_)`` — so that ``mean ± 1.96·std`` covers ``y``
-        with probability 0.95 — or, with ``include_noise=False``, of ``f(x)`` alone (Prop. 1's
-        ``σ(x)``). The default is :class:`DSGGaussianProcessRegressor`'s and scikit-learn's
+        with probability 0.95 — or, with ``include_noise=False``, of ``f(x)`` alone (``σ(x)``,
+        see the class docstring). The default is :class:`DSGGaussianProcessRegressor`'s and scikit-learn's
         ``GaussianProcessRegressor`` with a ``WhiteKernel``."""
         check_is_fitted(self, "state_")
         X = self._validate_rows(X)
         Xt = to_tensor(X, torch.float64, self.device_)
         if self.variant == "kernel":
-            mean, var = self.state_.predict(Xt)
+            mean, var = self.state_.predict(Xt, return_var=return_std)
         else:
             mean, var = self.state_.predict(self._features(Xt))
         mean = mean.cpu().numpy() * self.y_scale_ + self.y_offset_
