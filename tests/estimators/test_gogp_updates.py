@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from kernelstream.features import make_feature_map
-from kernelstream.solvers.gogp import GoGPKernelState, pack, unpack
+from kernelstream.solvers.gogp import GoGPKernelState, from_dense, move_last, symmetric, symv, syr
 
 
 def _stream(n, d=3, seed=0):
@@ -50,9 +50,19 @@ def test_chunked_updates_equal_one_point_at_a_time():
     torch.testing.assert_close(chunked.U, one.U, rtol=0, atol=0)
 
 
-def test_packed_storage_round_trip():
-    A = torch.randn(7, 7, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+def test_triangle_storage_blas_and_moves():
+    """The lower triangle of a capacity-sized buffer: dsymv/dsyr on its leading block (no copy),
+    and moving the last member into a freed slot."""
+    g = torch.Generator().manual_seed(0)
+    A = torch.randn(7, 7, dtype=torch.float64, generator=g)
     A = (A + A.T).numpy()
-    ap = pack(A, capacity=10)
-    assert ap.shape == (55,)
-    np.testing.assert_array_equal(unpack(ap, 7), A)
+    x = np.linspace(-1, 1, 7)
+    T = from_dense(A, capacity=10)
+    np.testing.assert_array_equal(symmetric(T, 7), A)
+    np.testing.assert_allclose(symv(T, 7, x), A @ x, rtol=1e-13)
+    syr(T, 7, 0.5, x)
+    np.testing.assert_allclose(symmetric(T, 7), A + 0.5 * np.outer(x, x), rtol=1e-13)
+    assert not T[7:].any() and not T[:, 7:].any()  # nothing outside the block
+    move_last(T, 7, 2)
+    order = [0, 1, 6, 3, 4, 5]
+    np.testing.assert_allclose(symmetric(T, 6), (A + 0.5 * np.outer(x, x))[np.ix_(order, order)])

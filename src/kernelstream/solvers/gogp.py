@@ -38,99 +38,138 @@ smallest distance ``1/[G⁻¹]_uu`` of ``Φ̃(u)`` to the span of the others —
 data projected on it are re-projected on the rest (``Φ̃(u) ≈ Σ_v e_v Φ̃(v)``,
 ``e = −G⁻¹_{-u,u}/G⁻¹_uu``, so ``d ← d_{-u} + d_u e``).
 
-Budget: the removed member's slot takes the last member (``move_last``), so no matrix is
+Budget: the removed member's slot takes the last member (:func:`move_last`), so no matrix is
 compacted.
 
 Storage and cost (issue 33). The symmetric matrices ``G⁻¹``, ``P`` (and ``K_UU`` for "sgd") are
-float64 numpy arrays in packed upper-triangular form (LAPACK's ``AP``: entry ``(i, j)``, ``i ≤ j``,
-at ``j(j+1)/2 + i``), so the leading ``|U| × |U|`` block is a prefix of the buffer at every size;
-the per-point work is BLAS ``dspmv`` (``G⁻¹k``, ``Pd``) and ``dspr`` (the rank-one updates and
-downdates), about three passes over a triangle per point and twice that when a point joins. No
-torch call and no refactorisation is made per point: :meth:`GoGPKernelState.update_many` computes
-the kernel of a chunk of rows against ``U`` and against themselves in one call, and a point reads
-its ``k_U(x)`` from that table through the slot -> column map ``_orig`` (members that joined
-within the chunk are columns of the chunk).
+float64 numpy arrays of ``capacity × capacity`` of which the lower triangle of the leading
+``|U| × |U|`` block is kept (BLAS's upper triangle of the column-major view, leading dimension
+``capacity``); the per-point work is BLAS ``dsymv`` (``G⁻¹k``, ``Pd``) and ``dsyr`` (the rank-one
+updates and downdates) on that block, called through SciPy's ``cython_blas`` function pointers
+so that no block is copied: about three passes over a triangle per point and twice that when a
+point joins. No torch call and no refactorisation is made per point:
+:meth:`GoGPKernelState.update_many` computes the kernel of a chunk of rows against ``U`` and
+against themselves in one call, and a point reads its ``k_U(x)`` from that table through the
+slot -> column map ``_orig`` (members that joined within the chunk are columns of the chunk).
 """
 
 from __future__ import annotations
 
+import ctypes
 import math
 from typing import Callable
 
 import numpy as np
+import scipy.linalg.blas as scipy_blas
 import torch
-from scipy.linalg.blas import dspmv, dspr
 
 from .._state import SolverState
 
-__all__ = ["GoGPKernelState", "pack", "packed_index", "schur_grow", "schur_shrink", "unpack"]
+__all__ = ["GoGPKernelState", "from_dense", "schur_grow", "schur_shrink", "symmetric"]
 
 Kernel = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 CHUNK = 128  # rows whose kernel against U (and each other) update_many computes in one call
 
 
-def packed_index(i, j) -> np.ndarray:
-    """Position of entry ``(i, j)`` of a symmetric matrix in packed upper storage:
-    ``hi(hi+1)/2 + lo`` with ``hi = max(i, j)``, ``lo = min(i, j)``."""
-    hi, lo = np.maximum(i, j), np.minimum(i, j)
-    return hi * (hi + 1) // 2 + lo
+def _blas_routines():
+    """``(dsymv, dsyr)`` of SciPy's BLAS as ctypes functions (``None`` where unavailable)."""
+    try:
+        from scipy.linalg import cython_blas
+        capi = cython_blas.__pyx_capi__
+        name = ctypes.pythonapi.PyCapsule_GetName
+        name.restype, name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+        pointer = ctypes.pythonapi.PyCapsule_GetPointer
+        pointer.restype, pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+        i, d = ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_double)
+        symv = ctypes.CFUNCTYPE(None, ctypes.c_char_p, i, d, d, i, d, i, d, d, i)
+        syr = ctypes.CFUNCTYPE(None, ctypes.c_char_p, i, d, d, i, d, i)
+        return (symv(pointer(capi["dsymv"], name(capi["dsymv"]))),
+                syr(pointer(capi["dsyr"], name(capi["dsyr"]))))
+    except (ImportError, AttributeError, KeyError, ValueError, TypeError):  # pragma: no cover
+        return None, None
 
 
-def unpack(ap: np.ndarray, n: int) -> np.ndarray:
-    """The dense symmetric ``(n, n)`` matrix whose packed upper triangle is ``ap[:n(n+1)/2]``."""
-    i = np.arange(n)
-    return ap[packed_index(i[:, None], i[None, :])]
+_DSYMV, _DSYR = _blas_routines()
 
 
-def pack(A: np.ndarray, capacity: int | None = None) -> np.ndarray:
-    """Packed upper storage of the symmetric ``A`` (``(n, n)``), in a buffer for ``capacity``."""
+def _ptr(a: np.ndarray):
+    return a.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
+
+
+def symv(T: np.ndarray, n: int, x: np.ndarray) -> np.ndarray:
+    """``A x`` for the symmetric ``A`` whose lower triangle is ``T[:n, :n]`` (BLAS ``dsymv``)."""
+    if n == 0:
+        return np.zeros(0)
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    if _DSYMV is None:  # pragma: no cover - f2py copies the block
+        return scipy_blas.dsymv(1.0, T[:n, :n], x, lower=1)
+    y, c = np.empty(n), ctypes.c_int
+    one, zero = ctypes.c_double(1.0), ctypes.c_double(0.0)
+    _DSYMV(b"U", ctypes.byref(c(n)), ctypes.byref(one), _ptr(T), ctypes.byref(c(T.shape[1])),
+           _ptr(x), ctypes.byref(c(1)), ctypes.byref(zero), _ptr(y), ctypes.byref(c(1)))
+    return y
+
+
+def syr(T: np.ndarray, n: int, alpha: float, x: np.ndarray) -> None:
+    """In place: ``A ← A + α x xᵀ`` on the lower triangle ``T[:n, :n]`` (BLAS ``dsyr``)."""
+    if n == 0:
+        return
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    if _DSYR is None:  # pragma: no cover
+        T[:n, :n] = scipy_blas.dsyr(alpha, x, a=np.asfortranarray(T[:n, :n]), lower=1)
+        return
+    c = ctypes.c_int
+    _DSYR(b"U", ctypes.byref(c(n)), ctypes.byref(ctypes.c_double(alpha)), _ptr(x),
+          ctypes.byref(c(1)), _ptr(T), ctypes.byref(c(T.shape[1])))
+
+
+def column(T: np.ndarray, n: int, j: int) -> np.ndarray:
+    """Column ``j`` (``n`` entries) of the symmetric matrix stored in ``T``'s lower triangle."""
+    return np.concatenate((T[j, :j], T[j:n, j]))
+
+
+def symmetric(T: np.ndarray, n: int) -> np.ndarray:
+    """The dense symmetric ``(n, n)`` matrix whose lower triangle is ``T[:n, :n]``."""
+    L = np.tril(T[:n, :n])
+    return L + np.tril(L, -1).T
+
+
+def from_dense(A: np.ndarray, capacity: int | None = None) -> np.ndarray:
+    """Storage of the symmetric ``A`` (``(n, n)``): its lower triangle in ``capacity²``."""
     n = A.shape[0]
-    cap = n if capacity is None else capacity
-    out = np.zeros(cap * (cap + 1) // 2)
-    j, i = np.nonzero(np.tri(n, dtype=bool))  # i <= j, column-major order of the upper triangle
-    out[packed_index(i, j)] = A[i, j]
-    return out
+    T = np.zeros((capacity or n, capacity or n))
+    T[:n, :n] = np.tril(A)
+    return T
 
 
-def _spmv(ap: np.ndarray, n: int, x: np.ndarray) -> np.ndarray:
-    """``A x`` for the packed symmetric ``A`` of order ``n`` (BLAS ``dspmv``)."""
-    return dspmv(n, 1.0, ap, x) if n else np.zeros(0)
+def schur_grow(T: np.ndarray, n: int, d: np.ndarray, g: float) -> None:
+    """In place: ``[[G, k], [kᵀ, κ]]⁻¹`` of order ``n+1`` from ``G⁻¹`` of order ``n``,
+    ``d = G⁻¹k`` and ``g = κ − kᵀd`` (the Schur complement), O(n²)."""
+    syr(T, n, 1.0 / g, d)  # G⁻¹ + d dᵀ/g
+    T[n, :n] = -d / g
+    T[n, n] = 1.0 / g
 
 
-def _spr(ap: np.ndarray, n: int, alpha: float, x: np.ndarray) -> None:
-    """In place: ``A ← A + α x xᵀ`` on the packed ``A`` of order ``n`` (BLAS ``dspr``)."""
-    if n:
-        dspr(n, alpha, x, ap, overwrite_ap=1)
+def schur_shrink(T: np.ndarray, n: int, j: int) -> None:
+    """In place: the inverse of ``G`` without row/column ``j`` (order ``n−1``) from ``A = G⁻¹``
+    of order ``n``: ``A − a aᵀ/a_jj`` on the rest, then the last member moves into slot ``j``
+    (:func:`move_last`), O(n²)."""
+    a = column(T, n, j)
+    syr(T, n, -1.0 / a[j], a)
+    move_last(T, n, j)
 
 
-def schur_grow(ap: np.ndarray, n: int, d: np.ndarray, g: float) -> None:
-    """In place: packed ``[[G, k], [kᵀ, κ]]⁻¹`` of order ``n+1`` from the packed ``G⁻¹`` of order
-    ``n``, ``d = G⁻¹k`` and ``g = κ − kᵀd`` (the Schur complement), O(n²)."""
-    _spr(ap, n, 1.0 / g, d)  # G⁻¹ + d dᵀ/g
-    base = n * (n + 1) // 2
-    ap[base:base + n] = -d / g
-    ap[base + n] = 1.0 / g
-
-
-def schur_shrink(ap: np.ndarray, n: int, j: int) -> None:
-    """In place: the packed inverse of ``G`` without row/column ``j`` (order ``n−1``) from the
-    packed ``A = G⁻¹`` of order ``n``: ``A − a aᵀ/a_jj`` on the rest, then the last member moves
-    into slot ``j`` (:func:`move_last`), O(n²)."""
-    a = ap[packed_index(np.arange(n), j)]
-    _spr(ap, n, -1.0 / a[j], a)
-    move_last(ap, n, j)
-
-
-def move_last(ap: np.ndarray, n: int, j: int) -> None:
-    """In place, packed order ``n``: row and column ``n−1`` overwrite row and column ``j``
-    (the matrix of the members with the last one in slot ``j``, order ``n−1``), O(n)."""
+def move_last(T: np.ndarray, n: int, j: int) -> None:
+    """In place, order ``n``: row and column ``n−1`` overwrite row and column ``j`` (the
+    matrix of the members with the last one in slot ``j``, order ``n−1``), O(n)."""
     last = n - 1
     if j == last:
         return
-    i = np.arange(last)
-    values = ap[packed_index(i, last)]
-    values[j] = ap[packed_index(last, last)]
-    ap[packed_index(i, j)] = values
+    values = T[last, :last].copy()       # entries (i, last), i < last
+    values[j] = T[last, last]
+    T[j, :j] = values[:j]
+    T[j, j] = values[j]
+    T[j + 1:last, j] = values[j + 1:]
 
 
 def check_finite_update(mean: float, var: float, direction) -> None:
@@ -167,7 +206,7 @@ class GoGPKernelState(SolverState):
         self._orig = None  # slot -> column of the chunk's kernel table, inside update_many
         self._Ub = np.empty((capacity, n_features_in))
         names = ("Ginv", "P") if solver == "rls" else ("Ginv", "K")  # (K_UU+s²I)⁻¹; RLS P; K_UU
-        self._mats = {name: np.zeros(capacity * (capacity + 1) // 2) for name in names}
+        self._mats = {name: np.zeros((capacity, capacity)) for name in names}
         self._vecs = {name: np.zeros(capacity)
                       for name in (("gamma", "r") if solver == "rls" else ("w", "w_avg"))}
 
@@ -179,7 +218,7 @@ class GoGPKernelState(SolverState):
 
     def dense(self, name: str) -> torch.Tensor:
         """The symmetric matrix ``name`` ("Ginv", "P" or "K") of order ``|U|``, dense (a copy)."""
-        return torch.from_numpy(unpack(self._mats[name], self.size))
+        return torch.from_numpy(symmetric(self._mats[name], self.size))
 
     Ginv = property(lambda self: self.dense("Ginv"), doc="``(K_UU + s²I)⁻¹``, dense.")
     P = property(lambda self: self.dense("P"), doc="The RLS matrix ``P``, dense.")
@@ -218,8 +257,8 @@ class GoGPKernelState(SolverState):
         Ub[:cap] = self._Ub
         self._Ub = Ub
         for name, A in self._mats.items():
-            self._mats[name] = np.zeros(new * (new + 1) // 2)
-            self._mats[name][:A.size] = A
+            self._mats[name] = np.zeros((new, new))
+            self._mats[name][:cap, :cap] = A
         for name, v in self._vecs.items():
             self._vecs[name] = np.zeros(new)
             self._vecs[name][:cap] = v
@@ -233,9 +272,10 @@ class GoGPKernelState(SolverState):
     def _project(self, x: np.ndarray, k: np.ndarray, kxx: float):
         """``d = G⁻¹k``, ``σ²(x) = k(x,x) − k·d`` and the index of an equal member."""
         m = self.size
-        d = _spmv(self._mats["Ginv"], m, k)
+        d = symv(self._mats["Ginv"], m, k)
         var = kxx - float(k @ d)
-        same = np.flatnonzero((self._Ub[:m] == x).all(axis=1)) if m else ()
+        same = np.flatnonzero(self._Ub[:m, 0] == x[0])  # candidates, then whole rows
+        same = same[(self._Ub[same] == x).all(axis=1)] if len(same) else same
         return d, max(var, 0.0), (int(same[0]) if len(same) else None)
 
     def project(self, x: torch.Tensor):
@@ -312,16 +352,15 @@ class GoGPKernelState(SolverState):
         m, P, gamma = self.size, self._mats["P"], self._vecs["gamma"]
         if joins:  # P⁻¹ ← blockdiag(P⁻¹, c): past projections do not involve x
             j = self._grow(x, d, var)
-            base = j * (j + 1) // 2
-            self._mats["P"][base:base + j] = 0.0
-            self._mats["P"][base + j] = 1.0 / c
+            self._mats["P"][j, :j] = 0.0
+            self._mats["P"][j, j] = 1.0 / c
             self._vecs["r"][j] = c * z
             self._vecs["gamma"][j] = z
             return
-        Pd = _spmv(P, m, d)                                      # O(|U|²)
+        Pd = symv(P, m, d)                                      # O(|U|²)
         denom = 1.0 + c * float(d @ Pd)
         gamma[:m] += Pd * (c * (z - mean) / denom)               # γ ← γ + P_new d c (z − dᵀγ)
-        _spr(P, m, -c / denom, Pd)                               # Sherman–Morrison
+        syr(P, m, -c / denom, Pd)                               # Sherman–Morrison
         self._vecs["r"][:m] += d * (c * z)
 
     def _sgd_step(self, x, z, k, kxx, d, var, joins, same, mean) -> None:
@@ -331,16 +370,15 @@ class GoGPKernelState(SolverState):
         self._vecs["w"][:self.size] *= (t - 1.0) / t
         if joins:
             j = self._grow(x, d, var)
-            base = j * (j + 1) // 2
-            self._mats["K"][base:base + j] = k
-            self._mats["K"][base + j] = kxx
+            self._mats["K"][j, :j] = k
+            self._mats["K"][j, j] = kxx
             self._vecs["w"][j] = -step
             self._vecs["w_avg"][j] = 0.0
         else:
             self._vecs["w"][:self.size] -= step * (d if same else self._neighbour_projection(k, d))
         m, w = self.size, self._vecs["w"][:self.size]
         if lam < 2.0:  # Π_S: ball of radius z_max/√λ, ‖w‖² = wᵀK_UU w
-            norm = max(float(w @ _spmv(self._mats["K"], m, w)), 0.0) ** 0.5
+            norm = max(float(w @ symv(self._mats["K"], m, w)), 0.0) ** 0.5
             radius = self.z_max / lam**0.5
             if norm > radius:
                 w *= radius / norm
@@ -352,7 +390,7 @@ class GoGPKernelState(SolverState):
         if self.n_neighbors is None or self.n_neighbors >= self.size:
             return d
         idx = np.argpartition(-k, self.n_neighbors)[:self.n_neighbors]  # largest k = nearest
-        G = self._mats["K"][packed_index(idx[:, None], idx[None, :])]
+        G = self._mats["K"][np.maximum.outer(idx, idx), np.minimum.outer(idx, idx)]
         G[np.diag_indices_from(G)] += self.noise
         out = np.zeros_like(d)
         out[idx] = np.linalg.solve(G, k[idx])  # O(n_neighbors³)
@@ -361,14 +399,13 @@ class GoGPKernelState(SolverState):
     # -- budget ---------------------------------------------------------------------------
     def most_redundant(self) -> int:
         """Member with the largest ``[G⁻¹]_uu``: the nearest to the span of the others."""
-        j = np.arange(self.size)
-        return int(np.argmax(self._mats["Ginv"][packed_index(j, j)]))
+        return int(np.argmax(np.diagonal(self._mats["Ginv"])[:self.size]))
 
     def remove(self, j: int) -> None:
         """Drop member ``j``, re-projecting what was learnt on it onto the others; the last
         member takes slot ``j``. O(|U|²)."""
         m = self.size
-        a = self._mats["Ginv"][packed_index(np.arange(m), j)]
+        a = column(self._mats["Ginv"], m, j)
         e = -a / a[j]                                 # Φ̃(u_j) ≈ Σ_v e_v Φ̃(u_v)
         e[j] = 0.0
         if self.solver == "rls":
@@ -386,7 +423,7 @@ class GoGPKernelState(SolverState):
         self.size = m - 1
         self.n_removed += 1
         if self.solver == "rls":
-            self._vecs["gamma"][:m - 1] = _spmv(self._mats["P"], m - 1, self._vecs["r"][:m - 1])
+            self._vecs["gamma"][:m - 1] = symv(self._mats["P"], m - 1, self._vecs["r"][:m - 1])
 
     def _rls_removed(self, j: int, e: np.ndarray) -> None:
         """``d ← Td`` with ``T = [I | e]``: ``P ← (T P⁻¹ Tᵀ)⁻¹ = Y₁₁ − y₁₂y₁₂ᵀ/y₂₂``, ``r ← T r``
@@ -396,12 +433,12 @@ class GoGPKernelState(SolverState):
         ``y₂₂ = p₂₂ − 2p₁₂ᵀe + eᵀP₁₁e``; O(|U|²).
         """
         m, P = self.size, self._mats["P"]
-        Pe = _spmv(P, m, e)                           # P₁₁e on the others, p₁₂ᵀe at j
-        p = P[packed_index(np.arange(m), j)]
+        Pe = symv(P, m, e)                           # P₁₁e on the others, p₁₂ᵀe at j
+        p = column(P, m, j)
         y = p - Pe
         y22 = p[j] - 2.0 * Pe[j] + float(e @ Pe)
         y[j] = 0.0
-        _spr(P, m, -1.0 / y22, y)
+        syr(P, m, -1.0 / y22, y)
         move_last(P, m, j)
         self._vecs["r"][:m] += self._vecs["r"][j] * e
 
