@@ -92,10 +92,10 @@ def test_binary_default_on_few_rows_finds_a_noise_free_boundary():
 
 def test_binary_default_finds_a_noise_free_boundary():
     """``make_hastie_10_2`` (labels: which side of a sphere in ten dimensions, no label noise),
-    2,500 training rows, so the fit runs by epochs: the binary default (the squared hinge, its
-    sigma and alpha by leave-one-out on 2,048 of the rows in the dual) measured 2.27% test
-    error (2.87% with 5-fold cross-validation at 1,024 features, which chose half the
-    bandwidth); least squares, the default before, reached 5.4% (the held-out failure of
+    2,500 training rows, beyond the dual route: the subsample route compares least squares and
+    the squared hinge by leave-one-out on 1,024 of the rows, keeps the hinge, and solves it by
+    Newton's method at full size: measured 1.73% test error in 2.9 CPU s (the epochs route
+    before: 2.27%; least squares, the default before that: 5.4%, the held-out failure of
     ``benchmarks/results/shared_defaults_loss.md``)."""
     from sklearn.datasets import make_hastie_10_2
     from sklearn.preprocessing import StandardScaler
@@ -104,5 +104,5 @@ def test_binary_default_finds_a_noise_free_boundary():
     X = StandardScaler().fit_transform(X).astype(np.float32)
     clf = DSGClassifier(random_state=0).fit(X[:2500], y[:2500])
     error = 1 - clf.score(X[2500:], y[2500:])
-    assert set(clf.cv_results_["n_rows"]) == {2048}  # the selection's subsample
-    assert clf.loss_ == "squared_hinge" and error <= 0.03, error
+    assert clf.fit_plan_.route == "subsample" and set(clf.cv_results_["n_rows"]) == {1024}
+    assert clf.loss_ == "squared_hinge" and error <= 0.025, error

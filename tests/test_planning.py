@@ -15,11 +15,12 @@ CLASSIFIER = DSGClassifier().get_params()
 REGRESSOR = DSGRegressor().get_params()
 
 
-def _plan(params=CLASSIFIER, n_classes=2, warm=False, **shape):
+def _plan(params=CLASSIFIER, n_classes=2, warm=False, limits=LIMITS, **shape):
     shape = {"n_rows": 1000, "n_features": 10, **shape}
     estimator = "DSGClassifier" if "class_weight" in params else "DSGRegressor"
     n_classes = n_classes if estimator == "DSGClassifier" else None
-    return plan_fit(estimator, DataShape(n_classes=n_classes, **shape), params, warm=warm)
+    return plan_fit(estimator, DataShape(n_classes=n_classes, **shape), params, warm=warm,
+                    limits=limits)
 
 
 def _with(params, **changes):
@@ -27,13 +28,26 @@ def _with(params, **changes):
 
 
 L = LIMITS
+#: limits under which no cache fits: rows beyond the dual route go by epochs
+EPOCHS = dataclasses.replace(LIMITS, cache_bytes=0)
 
 
 @pytest.mark.parametrize("params, shape, route", [
     (CLASSIFIER, dict(n_rows=L.dual_max_rows), "dual"),
-    (CLASSIFIER, dict(n_rows=L.dual_max_rows + 1), "epochs"),
+    (CLASSIFIER, dict(n_rows=L.dual_max_rows + 1), "subsample"),
     (REGRESSOR, dict(n_rows=L.dual_max_rows), "dual"),
-    (REGRESSOR, dict(n_rows=L.dual_max_rows + 1), "epochs"),
+    (REGRESSOR, dict(n_rows=L.dual_max_rows + 1), "subsample"),
+    (REGRESSOR, dict(n_rows=L.dual_max_rows + 1, limits=EPOCHS), "epochs"),  # no cache fits
+    (REGRESSOR, dict(n_rows=L.cache_bytes // (4 * (L.solve_start_features + 1))), "subsample"),
+    (REGRESSOR, dict(n_rows=L.cache_bytes // (4 * (L.solve_start_features + 1)) + 1), "epochs"),
+    (REGRESSOR, dict(n_rows=5000, n_features=L.dual_dense_floats // L.subsample_rows), "subsample"),
+    (REGRESSOR, dict(n_rows=5000, n_features=L.dual_dense_floats // L.subsample_rows + 1), "epochs"),
+    (_with(REGRESSOR, loss="huber"), dict(n_rows=5000), "epochs"),
+    (_with(CLASSIFIER, loss="squared_hinge"), dict(n_rows=5000), "subsample"),  # Newton
+    (_with(CLASSIFIER, loss="squared_hinge"), dict(n_rows=5000, n_classes=3), "epochs"),
+    (_with(CLASSIFIER, loss="log_loss"), dict(n_rows=5000), "epochs"),
+    (CLASSIFIER, dict(n_rows=5000, n_classes=3), "subsample"),               # least squares
+    (REGRESSOR, dict(n_rows=5000, stream=True), "epochs"),
     (_with(REGRESSOR, loss="huber"), dict(n_rows=100), "epochs"),          # no dual solver
     (_with(REGRESSOR, max_iter=5), dict(n_rows=100), "epochs"),            # epochs asked for
     (_with(REGRESSOR, solver="cg"), dict(n_rows=100), "epochs"),
@@ -63,18 +77,18 @@ def test_route_at_each_boundary(params, shape, route):
      "dual_subsample", "cross_validation"),                                  # a stream's sample
 ])
 def test_selection_at_each_boundary(params, shape, selection, fallback):
-    plan = _plan(params, **shape)
+    plan = _plan(params, limits=EPOCHS, **shape)
     assert (plan.selection, plan.fallback_selection) == (selection, fallback)
 
 
 def test_three_classes_take_no_dual_subsample():
-    assert _plan(n_classes=3, n_rows=3000).selection == "cross_validation"
+    assert _plan(n_classes=3, n_rows=3000, limits=EPOCHS).selection == "cross_validation"
 
 
 @pytest.mark.parametrize("block_size, judge", [(L.direct_max_features - 1, "direct"),
                                               (L.direct_max_features, "epochs")])
 def test_candidates_are_judged_exactly_while_the_normal_equations_are_small(block_size, judge):
-    assert _plan(_with(REGRESSOR, block_size=block_size), n_rows=5000).judge == judge
+    assert _plan(_with(REGRESSOR, block_size=block_size), n_rows=5000, limits=EPOCHS).judge == judge
 
 
 def test_the_default_budget_is_clipped_at_both_ends():
@@ -86,13 +100,27 @@ def test_the_default_budget_is_clipped_at_both_ends():
     assert dual_features(2048) == L.dual_feature_work // 2048  # 8,192 > the default budget
 
 
-def test_the_epochs_budget_is_of_the_training_rows_after_the_split():
-    plan = _plan(REGRESSOR, n_rows=100000)
-    n_train = 100000 - int(np.ceil(0.1 * 100000))
+@pytest.mark.parametrize("limits", [LIMITS, EPOCHS])
+def test_the_budget_is_of_the_training_rows_after_the_split(limits):
+    plan = _plan(REGRESSOR, n_rows=20000, limits=limits)
+    n_train = 20000 - int(np.ceil(0.1 * 20000))
     assert plan.max_blocks == int(np.ceil(default_features(n_train) / plan.block_size))
     assert plan.start_blocks == 1 and plan.validation_fraction == 0.1
-    given = _plan(_with(REGRESSOR, n_components=3000, block_size=1024), n_rows=100000)
+    given = _plan(_with(REGRESSOR, n_components=3000, block_size=1024), n_rows=20000,
+                  limits=limits)
     assert (given.block_size, given.start_blocks, given.max_blocks) == (1000, 3, 3)
+
+
+def test_the_subsample_route_grows_features_only_within_the_cache():
+    n = 10**6  # 4 GiB hold about a thousand features of a million rows
+    plan = _plan(REGRESSOR, n_rows=n)
+    n_train = n - int(np.ceil(0.1 * n))
+    assert plan.route == "subsample" and plan.max_blocks == L.cache_bytes // (4 * (n_train + 1) * 1024)
+    assert plan.selection_rows == L.subsample_rows
+    assert plan.selection_features == min(L.subsample_features, plan.n_components)
+    fixed = _plan(_with(REGRESSOR, sigma=1.0, alpha=1e-4, early_stopping=False), n_rows=10000)
+    assert (fixed.selection, fixed.validation_fraction) == ("none", None)
+    assert fixed.start_blocks == fixed.max_blocks  # no held-out rows to judge growth: the budget
 
 
 def test_without_choices_or_early_stopping_every_row_trains():
@@ -102,7 +130,7 @@ def test_without_choices_or_early_stopping_every_row_trains():
 
 @pytest.mark.parametrize("loss, solver, n_classes, few_rows, resolved", [
     ("auto", "preconditioned", 2, False, L.auto_binary_loss),
-    ("auto", "preconditioned", 2, True, L.auto_binary_loss),
+    ("auto", "preconditioned", 2, True, L.auto_binary_loss),  # with least squares beside it
     ("auto", "preconditioned", 3, True, "squared"),
     ("auto", "preconditioned", 3, False, "logistic"),
     ("auto", "cg", 2, False, "squared"),
@@ -138,7 +166,7 @@ def test_one_pass_takes_enough_epochs_for_the_minimum_steps():
 def test_changed_limits_change_the_plan_and_nothing_else():
     limits = dataclasses.replace(LIMITS, dual_max_rows=100)
     shape = DataShape(n_rows=500, n_features=3, n_classes=2)
-    assert plan_fit("DSGClassifier", shape, CLASSIFIER, limits=limits).route == "epochs"
+    assert plan_fit("DSGClassifier", shape, CLASSIFIER, limits=limits).route == "subsample"
     assert plan_fit("DSGClassifier", shape, CLASSIFIER).route == "dual"
 
 
@@ -159,10 +187,12 @@ def test_a_fitted_estimator_keeps_the_plan_of_the_route_it_took():
     dual = DSGClassifier(**small, sigma=2.0, alpha=1e-3).fit(X[:L.dual_max_rows], y[:L.dual_max_rows])
     assert isinstance(dual.fit_plan_, FitPlan) and dual.fit_plan_.route == "dual"
     assert "param_loss" in dual.cv_results_ and len(dual.feature_growth_) == 1
-    epochs = DSGRegressor(**small, sigma=1.0, alpha=1e-4).fit(X, y)
+    once = DSGRegressor(**small, sigma=1.0, alpha=1e-4).fit(X, y)
+    assert once.fit_plan_.route == "subsample" and once.fit_plan_.selection == "none"
+    assert once.loss_curve_ and once.n_components_ == 128
+    epochs = DSGRegressor(**small, sigma=1.0, alpha=1e-4, loss="huber").fit(X, y)
     assert epochs.fit_plan_.route == "epochs" and epochs.fit_plan_.selection == "none"
-    assert epochs.loss_curve_ and epochs.n_components_ == 128
-    text = str(epochs.fit_plan_)
+    text = str(once.fit_plan_)
     assert text.startswith("DSGRegressor.fit on arrays of 2,100 rows x 5 features")
     assert "dual_max_rows=2,048" in text
 

@@ -91,6 +91,22 @@ class FitLimits:
     #: GoGP fits its bandwidth and noise by the exact marginal likelihood (``O(m³)``) on at
     #: most this many first rows
     gogp_evidence_rows: int = 500
+    #: above the dual route, in memory: ``σ``, ``α`` (and the binary loss) by the exact
+    #: leave-one-out on a seeded subsample of this many training rows ...
+    subsample_rows: int = 1024
+    #: ... at this many features ...
+    subsample_features: int = 2048
+    #: ... then one solve at full size per feature size, from this many features, doubled while
+    #: the held-out loss falls by more than ``growth_tol``
+    solve_start_features: int = 1024
+    #: the cached features of the training rows take at most this many bytes (else: epochs)
+    cache_bytes: int = 4 * 2**30
+    #: each solve's conjugate gradients stop at this relative residual ...
+    solve_tol: float = 1e-3
+    #: ... or after this many iterations
+    solve_max_iter: int = 200
+    #: Newton steps of the squared hinge (each a least-squares solve on its active rows)
+    newton_max_steps: int = 30
 
 
 #: the limits every estimator plans with
@@ -121,8 +137,9 @@ class FitPlan:
 
     estimator: str
     shape: DataShape
-    #: "dual" (exact, leave-one-out), "epochs" (the converging solver), "warm_start" (grows the
-    #: fitted model), "one_pass" (the paper's Algorithm 1)
+    #: "dual" (exact, leave-one-out), "subsample" (chosen on a subsample, solved once per feature
+    #: size), "epochs" (the converging solver), "warm_start" (grows the fitted model),
+    #: "one_pass" (the paper's Algorithm 1)
     route: str
     #: the loss trained ("auto" resolved; "logistic" is the softmax over three or more classes)
     loss: str
@@ -162,6 +179,9 @@ class FitPlan:
     narrow: bool
     growth_tol: float
     reasons: tuple[str, ...] = field(default=())
+    #: the subsample route: features of the selection, and the cache's byte budget
+    selection_features: int = 0
+    cache_bytes: int | None = None
 
     @property
     def n_components(self) -> int:
@@ -248,6 +268,16 @@ def _dual_possible(shape: DataShape, params: dict, limits: FitLimits) -> bool:
             and (not shape.sparse or shape.n_rows * shape.n_features <= limits.dual_dense_floats))
 
 
+def _subsample_possible(shape: DataShape, params: dict, limits: FitLimits) -> bool:
+    """The subsample route's conditions but the loss's: arrays beyond the dual route with the
+    default solver and ``max_iter``, a subsample whose dense copy is small, and the first
+    features of every row within the cache's budget."""
+    return (not shape.stream and params["solver"] == "preconditioned"
+            and params["max_iter"] == "auto" and shape.n_rows > limits.dual_max_rows
+            and limits.subsample_rows * shape.n_features <= limits.dual_dense_floats
+            and shape.n_rows * (limits.solve_start_features + 1) * 4 <= limits.cache_bytes)
+
+
 def resolve_precond_eps(eps, loss: str, n_classes: int | None,
                         limits: FitLimits = LIMITS) -> float | None:
     """``precond_eps`` with "auto" resolved by the loss (record: docs/decisions/precond-eps.md):
@@ -291,12 +321,15 @@ def plan_fit(estimator: str, shape: DataShape, params: dict, *, warm: bool = Fal
     if params.get("solver", "one_pass") == "one_pass":
         return _one_pass_plan(estimator, shape, params, limits)
     few_rows = _dual_possible(shape, params, limits)
+    subsample = not few_rows and not warm and _subsample_possible(shape, params, limits)
     loss = resolve_loss(params.get("loss", "squared"), params["solver"], shape.n_classes,
-                        few_rows, limits)
+                        few_rows or subsample, limits)
     if warm:
         return _warm_plan(estimator, shape, params, limits, loss)
     if few_rows and loss in DUAL_LOSSES:
         return _dual_plan(estimator, shape, params, limits, loss)
+    if subsample and (loss == "squared" or (loss == "squared_hinge" and shape.n_classes == 2)):
+        return _subsample_plan(estimator, shape, params, limits, loss)
     return _epochs_plan(estimator, shape, params, limits, loss)
 
 
@@ -323,6 +356,54 @@ def _dual_plan(estimator, shape, params, limits, loss) -> FitPlan:
                    dual_alphas=dual_alphas, block_size=size, start_blocks=blocks, max_blocks=blocks,
                    race_blocks=blocks, judge="direct", solver="dual", validation_fraction=None,
                    narrow=False, reasons=reasons)
+
+
+def _subsample_plan(estimator, shape, params, limits, loss) -> FitPlan:
+    scales, _, dual_alphas = _candidates(params, limits)
+    binary_auto = shape.n_classes == 2 and params.get("loss") == "auto"
+    losses = ("squared", "squared_hinge") if binary_auto else (loss,)
+    n_train, fraction = _split(shape, params, chooses(params))
+    size, blocks = feature_layout(params["n_components"], params["block_size"])
+    cached = limits.cache_bytes // (4 * (n_train + 1) * size)  # blocks the cache holds
+    if blocks is None:
+        most = max(1, min(max_feature_blocks(n_train, size, limits), cached))
+        start = min(most, max(1, limits.solve_start_features // size)) if fraction else most
+    else:
+        start = most = blocks
+    m = min(limits.subsample_rows, n_train)
+    chooses_any = scales is not None or len(dual_alphas) > 1 or len(losses) > 1
+    plan = FitPlan(**_common(estimator, shape, params, limits, losses[0]), route="subsample",
+                   losses_compared=losses, selection="leave_one_out" if chooses_any else "none",
+                   fallback_selection=None,
+                   selection_rows=m, sigma_scales=scales, alphas=dual_alphas,
+                   dual_alphas=dual_alphas, block_size=size, start_blocks=start, max_blocks=most,
+                   race_blocks=0, judge="direct", solver="pcg", validation_fraction=fraction,
+                   narrow=False, selection_features=min(limits.subsample_features, size * most),
+                   cache_bytes=limits.cache_bytes)
+    return dataclasses.replace(plan, reasons=_subsample_reasons(plan, params, limits, n_train))
+
+
+def _subsample_reasons(plan: FitPlan, params: dict, limits: FitLimits, n_train: int) -> tuple[str, ...]:
+    s = plan.shape
+    chooses_any = plan.selection != "none"
+    reasons = [f"{s.n_rows:,} rows > dual_max_rows={limits.dual_max_rows:,} in memory with the "
+               "default solver and max_iter: chosen on a subsample, solved once per feature size",
+               _losses_reason(plan.losses_compared).replace("leave-one-out", "subsample leave-one-out")]
+    reasons.append(f"{_grid(plan.sigma_scales, plan.dual_alphas)} by the exact leave-one-out on "
+                   f"{plan.selection_rows:,} seeded training rows at {plan.selection_features:,} "
+                   "features" + ("; alpha carried to the training rows as alpha*m/n"
+                                 if params["alpha"] == "auto" else "")
+                   if chooses_any else "sigma and alpha as given")
+    if plan.validation_fraction is not None:
+        reasons.append(f"{n_train:,} rows train, a fraction {plan.validation_fraction:g} is held "
+                       "out to judge the feature sizes")
+    reasons.append(f"features cached (at most {limits.cache_bytes / 2**30:g} GiB), from "
+                   f"{plan.start_blocks} to at most {plan.max_blocks} blocks of {plan.block_size}, "
+                   f"doubled while the held-out loss falls by more than {limits.growth_tol:g}; "
+                   "each size one solve by conjugate gradients with a Nystrom preconditioner"
+                   + (" (the squared hinge: Newton on its active rows)"
+                      if "squared_hinge" in plan.losses_compared else ""))
+    return tuple(reasons)
 
 
 def _losses_reason(losses: tuple[str, ...]) -> str:

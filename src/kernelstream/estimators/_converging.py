@@ -37,6 +37,7 @@ from ..solvers.selection import (Problem, candidate_records, cross_validate, gro
 from ..solvers.streams import rows_of, subset
 from ._checkpointing import FitCheckpoint
 from ._progress import EpochProgress, closing
+from ._subsample import SubsampleMixin, cv_results
 
 __all__ = ["ConvergingMixin"]
 
@@ -54,7 +55,7 @@ CONVERGING_CONSTRAINTS = {
 }
 
 
-class ConvergingMixin:
+class ConvergingMixin(SubsampleMixin):
     """The preconditioned ``fit`` of :class:`DSGRegressor` and :class:`DSGClassifier`."""
 
     #: fitted attributes saved with the model (``cv_results_`` and ``feature_growth_`` are not)
@@ -103,6 +104,10 @@ class ConvergingMixin:
             run.check_data(X, targets, weight, self._theta() if warm else None, self.device_)
             train_rows, val_rows = self._split(y, X.shape[0], rng)
             problem = self._problem(X, y, weight, train_rows, val_rows)
+            if plan.route == "subsample":
+                self._fit_subsample(problem)
+                self._pending = None
+                return self
             callback = run.callback(progress)
             if warm:
                 feature_map, alphas, J = self.expansion_.feature_map, [self.alpha_], self.expansion_.n_blocks
@@ -163,7 +168,7 @@ class ConvergingMixin:
                            best_loss=torch.tensor([loss], dtype=torch.float64), best_epoch=[0],
                            loss_curve=[solution.training_loss], validation_curve=[[loss]],
                            n_epochs=1, n_steps=1)
-        self.cv_results_ = _cv_results(records) if len(records) > 1 else None
+        self.cv_results_ = cv_results(records) if len(records) > 1 else None
         self._set_preconditioned(result, solution.feature_map, [alpha], n_blocks,
                                  [(n_blocks, loss, 1, solution.feature_map.sigma)])
         self._calibrate_held_out(solution.leave_one_out.to(dtype), y_held, w_held)
@@ -284,7 +289,7 @@ class ConvergingMixin:
                   if plan.selection == "dual_subsample" else None)
         if choice is not None:
             sigma, alpha, records = choice
-            self.cv_results_ = _cv_results(records)
+            self.cv_results_ = cv_results(records)
             return make_map(sigma), [alpha], blocks
         method = plan.fallback_selection or plan.selection
         control = self._control(LIMITS.race_max_iter)
@@ -294,11 +299,11 @@ class ConvergingMixin:
             sigma, alpha, records = cross_validate(all_rows, make_map, sigmas, alphas, control,
                                                    plan.race_blocks)
             alphas = [alpha]
-            self.cv_results_ = _cv_results(records)
+            self.cv_results_ = cv_results(records)
         elif method == "race":
             sigma, records = race_bandwidths(problem, make_map, sigmas, alphas, control,
                                              plan.race_blocks)
-            self.cv_results_ = _cv_results(records)
+            self.cv_results_ = cv_results(records)
         else:
             sigma = sigmas[0]
         return make_map(sigma), alphas, blocks
@@ -350,13 +355,3 @@ class ConvergingMixin:
         self.feature_growth_ = [dict(n_components=j * feature_map.block_size, loss=loss, epochs=e,
                                      sigma=sigma) for j, loss, e, sigma in history]
         self._set_fitted(expansion, result.n_epochs)
-
-
-def _cv_results(records: list[dict]) -> dict:
-    """The race as scikit-learn's ``cv_results_``: one entry per (rung, sigma, alpha)."""
-    params = ("sigma", "alpha", "loss") if "loss" in records[0] else ("sigma", "alpha")
-    keys = ("rung", *params, "n_rows", "n_components", "validation_loss", "epochs")
-    out = {f"param_{k}" if k in params else k: np.array([r[k] for r in records]) for k in keys}
-    out["mean_test_score"] = -out.pop("validation_loss")
-    out["params"] = [{k: r[k] for k in params} for r in records]
-    return out

@@ -1,0 +1,237 @@
+"""The subsample route of ``fit``: choose on a few rows exactly, then solve once at full size.
+
+For in-memory rows beyond the exact dual route, with the default solver and the squared loss (a
+regressor's, or the classifier's ``loss="auto"``):
+
+1. **Selection.** ``σ`` and ``α`` (and, for two classes, least squares or the squared hinge)
+   of least exact leave-one-out loss on a seeded subsample of the training rows, by the dual
+   route's solvers (:mod:`kernelstream.solvers.dual`). ``α`` chosen on ``m`` rows is carried to
+   ``n`` as ``α·m/n``: the penalty of the sum of the losses, ``nα``, stays what the subsample
+   chose.
+2. **One solve per feature size.** The training rows' features are cached
+   (:class:`~kernelstream.solvers.cached.FeatureCache`) and the objective solved by conjugate
+   gradients with a Nyström preconditioner from the subsample (:func:`~kernelstream.solvers.
+   cached.ridge_pcg`); the squared hinge by Newton's method on its active set, each system
+   the same way. The features double, each size warm-started from the last, while the loss on
+   the held-out rows falls by more than ``growth_tol``; the best size is kept.
+
+Record: docs/decisions/subsample-route.md.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+import torch
+
+from ..planning import LIMITS, FitPlan
+from ..solvers.cached import (FeatureCache, RidgeSolve, SketchPreconditioner, ridge_dual_rows,
+                              ridge_pcg)
+from ..solvers.conjugate import conjugate_preconditioner
+from ..solvers.epochs import FitResult
+from ..solvers.selection import Problem
+from ..solvers.streams import subset
+
+__all__ = ["SubsampleMixin", "cv_results"]
+
+
+class SubsampleMixin:
+    """The subsample route of :class:`ConvergingMixin` (``fit_plan_.route == "subsample"``)."""
+
+    def _fit_subsample(self, problem: Problem) -> None:
+        plan: FitPlan = self.fit_plan_
+        positions, sub = self._subsample_rows(problem, plan.selection_rows)
+        sigma, alpha, loss, records = self._subsample_choice(problem, sub)
+        self.cv_results_ = cv_results(records) if len(records) > 1 else None
+        if loss != "squared":
+            self.loss_ = loss
+        n = problem.n_train
+        alpha = alpha * len(sub) / n if self.alpha == "auto" else alpha  # nα stays the subsample's mα
+        feature_map = self._make_map(problem.X.shape[1], sigma, plan.block_size)
+        train = problem.index(torch.arange(n, device=problem.y.device))
+        cache = FeatureCache(feature_map, subset(problem.X, train), plan.cache_bytes)
+        y, w = problem.y[train].reshape(n, -1), problem.weight[train]
+        held = None
+        if problem.validation is not None:
+            X_val, y_val, w_val = problem.validation
+            held = (FeatureCache(feature_map, X_val), y_val.reshape(len(w_val), -1), w_val)
+        sketch = (subset(problem.X, sub), positions)
+        theta, history, iterations = self._grow_and_solve(cache, held, y, w, alpha, loss,
+                                                          sketch, plan)
+        best_loss = min(h[1] for h in history)
+        result = FitResult(theta=theta.to(self._torch_dtype()),
+                           best_loss=torch.tensor([best_loss], dtype=torch.float64), best_epoch=[0],
+                           loss_curve=[h[1] for h in history],
+                           validation_curve=[[h[1]] for h in history],
+                           n_epochs=iterations, n_steps=iterations)
+        J = (theta.shape[0] - 1) // feature_map.block_size
+        self._set_preconditioned(result, feature_map, [alpha], J,
+                                 [(blocks, value, its, sigma) for blocks, value, its in history])
+        self._calibrate(problem)
+
+    def _subsample_rows(self, problem: Problem, m: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """``m`` seeded training rows of positive weight: their positions among the training
+        rows and their rows of ``X``."""
+        rows = problem.index(torch.arange(problem.n_train, device=problem.y.device))
+        positions = torch.nonzero(problem.weight[rows] > 0).reshape(-1)
+        order = torch.randperm(len(positions), generator=torch.Generator().manual_seed(self.seed_))
+        positions = positions[order[:min(m, len(positions))].to(positions.device)]
+        return positions, rows[positions]
+
+    def _subsample_choice(self, problem: Problem, sub: torch.Tensor) -> tuple:
+        """``(σ, α, loss, cv_results_ records)`` of least leave-one-out loss on the rows ``sub``
+        at the plan's selection features; for two classes with ``loss="auto"`` the squared hinge
+        only where it makes significantly fewer leave-one-out errors (McNemar)."""
+        plan = self.fit_plan_
+        if plan.selection == "none":
+            X = problem.X.matrix if hasattr(problem.X, "matrix") else problem.X.cpu().numpy()
+            return self._bandwidth_candidates(X)[0], plan.dual_alphas[0], plan.loss, []
+        X_sub, y_sub, w_sub = subset(problem.X, sub), problem.y[sub], problem.weight[sub]
+        X_sub = X_sub.matrix.toarray() if hasattr(X_sub, "matrix") else X_sub
+        X_sub = torch.as_tensor(X_sub, dtype=self._torch_dtype(), device=problem.y.device)
+        sigmas = self._bandwidth_candidates(X_sub.cpu().numpy())
+        blocks = max(1, plan.selection_features // plan.block_size)
+        solve = functools.partial(self._solve_dual, X_sub, y_sub, w_sub, block_size=plan.block_size,
+                                  n_blocks=blocks)
+        first, *others = plan.losses_compared
+        best, records = _descend(lambda sigma: solve([sigma], list(plan.dual_alphas), losses=(first,)),
+                                 sigmas, first)
+        for name in others:  # the hinge at least squares' bandwidth or wider, decades of α
+            kept = best[first][2].feature_map.sigma
+            wider = [s for s in sigmas if s >= kept * (1 - 1e-9)]
+            more, extra = _descend(lambda sigma: solve([sigma], list(plan.dual_alphas[::2]),
+                                                       losses=(name,)), wider, name)
+            best, records = {**best, **more}, records + extra
+        chosen = first
+        for name in others:
+            if math.isfinite(best[name][0]) and self._clearly_better(
+                    best[name][2].leave_one_out, best[chosen][2].leave_one_out,
+                    y_sub.reshape(len(w_sub), -1).to(best[chosen][2].leave_one_out), w_sub.double()):
+                chosen = name
+        _, alpha, solution = best[chosen]
+        return solution.feature_map.sigma, alpha, chosen, records
+
+    def _grow_and_solve(self, cache, held, y, w, alpha, loss, sketch, plan) -> tuple:
+        """The best ``θ`` over doubling feature sizes, its history ``[(blocks, held-out loss,
+        iterations)]`` and the iterations in all. A size is kept only where its held-out loss
+        is lower than the last's by more than ``growth_tol`` (relative) and by two standard
+        errors of the rows' paired differences: features are spent while they pay."""
+        J, theta, best, history, total = plan.start_blocks, None, None, [], 0
+        while True:
+            cache.grow(J)
+            start = None if theta is None else cache.extended(theta, J)
+            solve = self._solve_at(cache, y, w, alpha, loss, sketch, J, start)
+            theta, total = solve.theta, total + solve.iterations
+            rows = _held_out_losses(held, theta, J, loss) if held is not None else None
+            value = float(rows.mean()) if rows is not None else math.nan
+            history.append((J, value, solve.iterations))
+            if best is not None and not _pays(best[2], rows, plan.growth_tol):
+                break
+            best = (theta, value, rows)
+            if held is None or 2 * J > plan.max_blocks or not cache.fits(2 * J):
+                break
+            J *= 2
+        return best[0], history, total
+
+    def _solve_at(self, cache, y, w, alpha, loss, sketch, n_blocks, start) -> RidgeSolve:
+        """Least squares by preconditioned CG, or the squared hinge by Newton on its active set
+        (each Newton system the least squares of the active rows)."""
+        limits = LIMITS
+        if loss == "squared":
+            precond = SketchPreconditioner(cache.feature_map, n_blocks, sketch[0], alpha,
+                                           float(w.double().mean()))
+            return ridge_pcg(cache, y, w, alpha, precond, start, tol=limits.solve_tol,
+                             max_iter=limits.solve_max_iter)
+        return _newton_hinge(cache, y, w, alpha, sketch, n_blocks, start, limits)
+
+
+def _newton_hinge(cache, y, w, alpha, sketch, n_blocks, start, limits) -> RidgeSolve:
+    """The squared hinge ``Σ w max(0, 1 − yf)²/2n + α/2‖W‖²`` by finite Newton (Keerthi &
+    DeCoste 2005): least squares on the rows inside the margin until they stop changing; each
+    system exactly in the dual while those rows are few (where ``α`` is small and conjugate
+    gradients would crawl), else by conjugate gradients."""
+    theta, total, active = start, 0, None
+    X_sketch, positions = sketch
+    for _ in range(limits.newton_max_steps):
+        if theta is not None:
+            now = (y.double() * cache.matmul(theta) < 1).any(dim=1)  # inside the margin
+            if active is not None and bool((now == active).all()):
+                break
+            active = now
+        index = torch.nonzero(active).reshape(-1) if active is not None else None
+        if index is not None and len(index) <= limits.dual_max_rows:
+            theta, total = ridge_dual_rows(cache, index, y[index], w[index], alpha, cache.n_rows), total + 1
+            continue
+        weights = w if active is None else w * active
+        drawn = X_sketch if active is None else subset(X_sketch, torch.nonzero(active[positions]).reshape(-1))
+        # the eigenvalue tail bounds what the active sketch rows miss
+        eigen = conjugate_preconditioner(cache.feature_map, n_blocks, drawn, [alpha],
+                                         float(weights.double().mean()))
+        solve = ridge_pcg(cache, y, weights, alpha, functools.partial(_apply, eigen), theta,
+                          tol=limits.solve_tol, max_iter=limits.solve_max_iter)
+        theta, total = solve.theta, total + solve.iterations
+    return RidgeSolve(theta, total, True)
+
+
+def _descend(evaluate, sigmas: list[float], loss: str) -> tuple[dict, list]:
+    """The least leave-one-out loss over ``sigmas`` (ascending) by descent from the middle
+    one: its narrower neighbour first, then on in the direction that improves while it does
+    (the loss is near unimodal in ``log σ``: three or four of five are evaluated).
+    ``evaluate(σ)`` returns :meth:`_solve_dual`'s ``(best, records)``."""
+    start = len(sigmas) // 2
+    results = {start: evaluate(sigmas[start])}
+
+    def value(i: int) -> float:
+        if i not in results:
+            results[i] = evaluate(sigmas[i])
+        return results[i][0][loss][0]
+
+    here = start
+    for step in (-1, 1):
+        while 0 <= here + step < len(sigmas) and value(here + step) < value(here):
+            here += step
+        if here != start:
+            break
+    records = [r for i in sorted(results) for r in results[i][1]]
+    return results[here][0], records
+
+
+def _apply(precond, r: torch.Tensor) -> torch.Tensor:
+    """``Pr`` of a :class:`~kernelstream.solvers.preconditioned.Preconditioner` (one ``α``)."""
+    top, tail = precond.column_scales(r.shape[1], torch.float64)
+    V = precond.V
+    return r * tail + (V @ ((V.T @ r.to(V.dtype)).double() * top).to(V.dtype)).double()
+
+
+def _held_out_losses(held, theta, n_blocks, loss: str) -> torch.Tensor:
+    """Each held-out row's ``w_i ℓ(f(x_i), y_i) / w̄`` at ``n_blocks`` blocks (mean: the
+    weighted mean loss), ``ℓ`` least squares' ``½‖f − y‖²`` or the squared hinge's
+    ``½ Σ max(0, 1 − yf)²``."""
+    cache, y, w = held
+    cache.grow(n_blocks)
+    outputs, y = cache.matmul(theta), y.double().reshape(cache.n_rows, -1)
+    residual = (1 - y * outputs).clamp_min(0) if loss == "squared_hinge" else outputs - y
+    w = w.double()
+    return w * 0.5 * residual.square().sum(dim=1) / w.mean()
+
+
+def _pays(before: torch.Tensor, after: torch.Tensor, tol: float) -> bool:
+    """Whether the held-out losses ``after`` beat ``before`` by more than ``tol`` (relative)
+    and by more than twice the standard error of the rows' paired differences."""
+    gain = before - after
+    mean = float(gain.mean())
+    spread = float(gain.std()) / math.sqrt(max(len(gain) - 1, 1))
+    return mean > tol * float(before.mean()) and mean > 2 * spread
+
+
+def cv_results(records: list[dict]) -> dict:
+    """Selection candidates as scikit-learn's ``cv_results_``: one entry per (rung, sigma,
+    alpha[, loss])."""
+    params = ("sigma", "alpha", "loss") if "loss" in records[0] else ("sigma", "alpha")
+    keys = ("rung", *params, "n_rows", "n_components", "validation_loss", "epochs")
+    out = {f"param_{k}" if k in params else k: np.array([r[k] for r in records]) for k in keys}
+    out["mean_test_score"] = -out.pop("validation_loss")
+    out["params"] = [{k: r[k] for k in params} for r in records]
+    return out

@@ -1,0 +1,218 @@
+"""Random-feature ridge on a cached feature matrix: preconditioned conjugate gradients whose
+iterations cost two matrix products, not a regeneration of the features.
+
+The objective is the squared loss's of :mod:`.direct` and :mod:`.conjugate`,
+
+    ``F(θ) = Σ_i w_i ½(φ̃_iᵀθ − y_i)²/n + (α/2)‖W‖²``  (``θ = [W; b/c]``, the intercept free),
+
+whose minimiser solves ``Hθ = Φ̃ᵀWy/n`` with ``H = Φ̃ᵀWΦ̃/n + αI_W``. :class:`FeatureCache` keeps
+``Ψ = [ψ_1 … ψ_J]`` of every row (``φ = Ψ/√J``) in memory, within a byte budget, and grows it by
+new blocks only (the first ``J`` blocks of a seed are the same at every size).
+:func:`ridge_pcg` runs conjugate gradients preconditioned by the Nyström preconditioner of
+:func:`~.conjugate.conjugate_preconditioner` (Falkon's, in feature space): about
+``√((λ_{k+1} + α)/α)`` iterations, each ``O(nD)``, whatever ``n``. This is the "solve once at
+full size" of the subsample route (record: docs/decisions/subsample-route.md).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ..features.base import FeatureMap
+from .feature_rows import CHUNK_FLOATS, INTERCEPT_FEATURE, PARAM_BYTES
+
+__all__ = ["FeatureCache", "SketchPreconditioner", "RidgeSolve", "augmented_features", "cache_bytes",
+           "ridge_dual_rows", "ridge_pcg"]
+
+
+def cache_bytes(n_rows: int, n_features: int, dtype: torch.dtype) -> int:
+    """Bytes of the cached features of ``n_rows`` rows at ``n_features`` features."""
+    return n_rows * n_features * torch.finfo(dtype).bits // 8
+
+
+class FeatureCache:
+    """``Ψ`` of the rows ``X`` for ``feature_map``, held as column parts that only grow.
+
+    ``matmul(θ) = Φ̃θ`` and ``rmatmul(U) = Φ̃ᵀU`` with ``φ̃ = [Ψ/√J; c]``. ``budget`` bounds the
+    bytes held; :meth:`grow` refuses to pass it with a :class:`MemoryError` that says what to do.
+    """
+
+    def __init__(self, feature_map: FeatureMap, X, budget: int | None = None):
+        self.feature_map, self.X, self.budget = feature_map, X, budget
+        self.n_rows = X.shape[0]
+        self.n_blocks = 0
+        self.parts: list[torch.Tensor] = []
+
+    @property
+    def n_features(self) -> int:
+        return self.n_blocks * self.feature_map.block_size
+
+    @property
+    def nbytes(self) -> int:
+        return sum(part.numel() * part.element_size() for part in self.parts)
+
+    def fits(self, n_blocks: int) -> bool:
+        """Whether ``n_blocks`` blocks stay within the budget."""
+        needed = cache_bytes(self.n_rows, n_blocks * self.feature_map.block_size, self.X.dtype)
+        return self.budget is None or needed <= self.budget
+
+    def grow(self, n_blocks: int) -> None:
+        """Evaluate blocks ``[J, n_blocks)`` of every row, a few blocks and rows at a time."""
+        if n_blocks <= self.n_blocks:
+            return
+        if not self.fits(n_blocks):
+            needed = cache_bytes(self.n_rows, n_blocks * self.feature_map.block_size, self.X.dtype)
+            raise MemoryError(
+                f"The cached features of {self.n_rows:,} rows x {n_blocks * self.feature_map.block_size:,} "
+                f"features need {needed / 2**30:.2f} GiB, over the budget of "
+                f"{self.budget / 2**30:.2f} GiB; raise cache_bytes, pass fewer n_components, or "
+                "set cache_bytes=0 to regenerate the features in every pass.")
+        r, n = self.feature_map.block_size, self.n_rows
+        part = torch.empty((n, (n_blocks - self.n_blocks) * r), dtype=self.X.dtype, device=self.X.device)
+        group = max(1, PARAM_BYTES // (self.feature_map.block_param_numel() * self.X.element_size()))
+        step = max(1, CHUNK_FLOATS // (group * r))
+        for j in range(self.n_blocks, n_blocks, group):
+            blocks = range(j, min(j + group, n_blocks))
+            columns = slice((j - self.n_blocks) * r, (blocks.stop - self.n_blocks) * r)
+            for i in range(0, n, step):
+                rows = slice(i, min(i + step, n))
+                chunk = self.feature_map.features(self.X[rows], blocks).reshape(rows.stop - i, -1)
+                if not bool(torch.isfinite(chunk.sum())):  # a sum of bounded features: finite
+                    raise FloatingPointError("The random features are not finite; standardise X.")
+                part[rows, columns] = chunk
+        self.parts.append(part)
+        self.n_blocks = n_blocks
+
+    def matmul(self, theta: torch.Tensor) -> torch.Tensor:
+        """``Φ̃θ`` ``(n, C)`` in float64 for ``θ`` ``(D+1, C)``."""
+        out, start = None, 0
+        coefficients = theta[:-1].to(self.X.dtype)
+        for part in self.parts:
+            product = part @ coefficients[start:start + part.shape[1]]
+            out = product if out is None else out + product
+            start += part.shape[1]
+        return out.double() * self.n_blocks**-0.5 + INTERCEPT_FEATURE * theta[-1].double()
+
+    def rmatmul(self, U: torch.Tensor) -> torch.Tensor:
+        """``Φ̃ᵀU`` ``(D+1, C)`` in float64 for ``U`` ``(n, C)``."""
+        low = U.to(self.X.dtype)
+        parts = [(part.T @ low).double() for part in self.parts]
+        return torch.cat([torch.cat(parts) * self.n_blocks**-0.5,
+                          INTERCEPT_FEATURE * U.double().sum(dim=0, keepdim=True)])
+
+    def rows(self, index: torch.Tensor) -> torch.Tensor:
+        """``Φ = Ψ/√J`` of the rows ``index`` ``(m, D)``, in the features' precision."""
+        return torch.cat([part[index] for part in self.parts], dim=1) * self.n_blocks**-0.5
+
+    def extended(self, theta: torch.Tensor, n_blocks: int) -> torch.Tensor:
+        """``θ`` of ``J`` blocks as a start at ``n_blocks``: the same outputs, the new blocks 0
+        (``W_j`` scaled by ``√(n_blocks/J)``, as ``φ = Ψ/√J``)."""
+        D, r = theta.shape[0] - 1, self.feature_map.block_size
+        grown = theta.new_zeros((n_blocks * r + 1, theta.shape[1]))
+        grown[:D] = theta[:D] * math.sqrt(n_blocks * r / max(D, 1))
+        grown[-1] = theta[-1]
+        return grown
+
+
+class SketchPreconditioner:
+    """``P = (UUᵀ + αI)⁻¹`` with ``U = Φ̃_sᵀ√(c/s)`` from ``s`` sketch rows (``c``: the mean
+    weight), applied by Woodbury: ``Pr = (r − U(αI + UᵀU)⁻¹Uᵀr)/α``. No eigendecomposition: one
+    ``s × s`` Cholesky factor (``s³/3``), ``O(sD)`` per application; exact on the span of the
+    sketch rows' features, ``1/α`` off it."""
+
+    def __init__(self, feature_map: FeatureMap, n_blocks: int, X_sketch, alpha: float,
+                 weight_scale: float = 1.0):
+        s = X_sketch.shape[0]
+        scale = math.sqrt(weight_scale / s)
+        self.U = augmented_features(feature_map, X_sketch, n_blocks).T.contiguous() * scale
+        gram = (self.U.T @ self.U).double()
+        gram.diagonal().add_(alpha)
+        self.factor, self.alpha = torch.linalg.cholesky(gram), float(alpha)
+
+    def __call__(self, r: torch.Tensor) -> torch.Tensor:
+        projected = (self.U.T @ r.to(self.U.dtype)).double()
+        inner = torch.cholesky_solve(projected, self.factor)
+        return (r - (self.U @ inner.to(self.U.dtype)).double()) / self.alpha
+
+
+def augmented_features(feature_map: FeatureMap, X, n_blocks: int) -> torch.Tensor:
+    """``Φ̃ = [Ψ/√J, c]`` of the rows ``X`` (a tensor or sparse rows), ``(m, D+1)``."""
+    m, r = X.shape[0], feature_map.block_size
+    out = torch.empty((m, n_blocks * r + 1), dtype=X.dtype, device=X.device)
+    group = max(1, PARAM_BYTES // (feature_map.block_param_numel() * X.element_size()))
+    for j in range(0, n_blocks, group):
+        blocks = range(j, min(j + group, n_blocks))
+        out[:, j * r:blocks.stop * r] = feature_map.features(X, blocks).reshape(m, -1)
+    out[:, :-1] *= n_blocks**-0.5
+    out[:, -1] = INTERCEPT_FEATURE
+    return out
+
+
+def ridge_dual_rows(cache: FeatureCache, index: torch.Tensor, y: torch.Tensor,
+                    weight: torch.Tensor, alpha: float, n_rows: int) -> torch.Tensor:
+    """The exact minimiser of ``Σ_{i∈A} w_i ½(φ_iᵀW + b − y_i)²/n + (α/2)‖W‖²`` over the rows
+    ``A = index`` (few), in the dual: ``W = Φ_AᵀSξ`` with ``S = diag(√w)``,
+    ``M = SΦ_AΦ_AᵀS + nαI``, ``ξ = M⁻¹S(y − b)`` and ``b = sᵀM⁻¹Sy / sᵀM⁻¹s`` (``1ᵀβ = 0``:
+    the intercept is free). One ``|A| × |A|`` Cholesky factor; ``θ = [W; b/c]`` in float64."""
+    Phi = cache.rows(index)
+    s = weight.double().sqrt()[:, None]
+    M = (Phi @ Phi.T).double() * s * s.T
+    M.diagonal().add_(n_rows * float(alpha))
+    factor = torch.linalg.cholesky(M)
+    targets = y.double().reshape(len(index), -1)
+    solved = torch.cholesky_solve(torch.cat([s * targets, s], dim=1), factor)
+    C = targets.shape[1]
+    b = (s * solved[:, :C]).sum(dim=0) / (s * solved[:, C:]).sum()
+    xi = solved[:, :C] - solved[:, C:] * b  # M⁻¹S(y − b)
+    W = (Phi.T @ (s * xi).to(Phi.dtype)).double()
+    return torch.cat([W, (b / INTERCEPT_FEATURE)[None]])
+
+
+class RidgeSolve:
+    """The outcome of :func:`ridge_pcg`: ``theta`` ``(D+1, C)`` float64, iterations, converged."""
+
+    def __init__(self, theta: torch.Tensor, iterations: int, converged: bool):
+        self.theta, self.iterations, self.converged = theta, iterations, converged
+
+
+def ridge_pcg(cache: FeatureCache, y: torch.Tensor, weight: torch.Tensor, alpha: float,
+              precond, theta: torch.Tensor | None = None, *, tol: float = 1e-4,
+              max_iter: int = 100) -> RidgeSolve:
+    """Minimise ``F`` by conjugate gradients on ``Hθ = Φ̃ᵀWy/n``, preconditioned by ``precond``
+    (``r ↦ Pr``), every output column with its own step; stops when each column's residual is
+    below ``tol`` times its right-hand side.
+
+    ``y`` ``(n, C)`` and ``weight`` ``(n,)``; ``theta`` a start (zeros when ``None``).
+    """
+    n = cache.n_rows
+    targets, w = y.double().reshape(n, -1), weight.double()[:, None]
+    penalty = torch.full((cache.n_features + 1, 1), float(alpha), dtype=torch.float64, device=y.device)
+    penalty[-1] = 0.0  # the intercept is free
+
+    def hessian(p: torch.Tensor) -> torch.Tensor:  # Hp = Φ̃ᵀWΦ̃p/n + αp_W
+        return cache.rmatmul(w * cache.matmul(p)) / n + penalty * p
+
+    b = cache.rmatmul(w * targets) / n
+    theta = torch.zeros_like(b) if theta is None else theta.double().clone()
+    residual = b - hessian(theta)
+    z = precond(residual)
+    direction, rz = z.clone(), (residual * z).sum(dim=0)
+    b_norm = b.norm(dim=0).clamp_min(torch.finfo(torch.float64).tiny)
+    for iteration in range(max_iter):
+        if iteration > 0 and bool((residual.norm(dim=0) <= tol * b_norm).all()):
+            return RidgeSolve(theta, iteration, True)  # a warm start moves at least once
+        Hp = hessian(direction)
+        curvature = (direction * Hp).sum(dim=0)
+        step = rz / torch.where(curvature > 0, curvature, torch.ones_like(curvature))
+        theta = theta + direction * step
+        residual = residual - Hp * step
+        z = precond(residual)
+        rz, rz_old = (residual * z).sum(dim=0), rz
+        direction = z + direction * (rz / torch.where(rz_old > 0, rz_old, torch.ones_like(rz_old)))
+        if not bool(torch.isfinite(theta).all()):
+            raise FloatingPointError(f"Conjugate gradients diverged in iteration {iteration + 1}; "
+                                     "standardise X and check y.")
+    converged = bool((residual.norm(dim=0) <= tol * b_norm).all())
+    return RidgeSolve(theta, max_iter, converged)
