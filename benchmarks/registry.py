@@ -70,6 +70,9 @@ BENCHMARKS: tuple[Benchmark, ...] = (
               ("gogp.md", "gogp_update_time.png")),
     Benchmark("gogp_partial_fit", "GoGPRegressor.partial_fit row by row against the solver's "
               "update alone", ("gogp_partial_fit.md",)),
+    Benchmark("gogp_throughput", "GoGPRegressor() points/s on a 36,000-row 8-feature synthetic "
+              "stream: fit, partial_fit one row at a time with |U| full; 95% coverage",
+              ("gogp_throughput.md",)),
     # -- AUC maximisation ---------------------------------------------------------------------
     Benchmark("aogd", "the AOGD paper's Table 2 protocol against OGD-last and reservoir OGD "
               "(actions run, flat, report)", ("aogd.md", "aogd.png", *(f"aogd/{name}.json" for name in
@@ -127,6 +130,10 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("research.subsample_then_solve", "issue 32: sigma and alpha by leave-one-out on a "
               "subsample, then one Newton-PCG solve at full size (prints; record: "
               "docs/decisions/research-subsample-then-solve.md)", (), quick=("--quick",), out=None),
+    Benchmark("research.ard_lengthscales", "issue 33: per-feature lengthscales by marginal "
+              "likelihood or leave-one-out on a subsample, against the isotropic defaults "
+              "(record: docs/decisions/ard-lengthscales.md)", ("ard_lengthscales.md",),
+              quick=("--quick",), out="file"),
 )
 
 #: results written by hand or by a retired script, and the page that says where they came from
