@@ -66,3 +66,26 @@ def test_triangle_storage_blas_and_moves():
     move_last(T, 7, 2)
     order = [0, 1, 6, 3, 4, 5]
     np.testing.assert_allclose(symmetric(T, 6), (A + 0.5 * np.outer(x, x))[np.ix_(order, order)])
+
+
+def test_one_row_partial_fit_checks_its_row():
+    """partial_fit of one plain float64 row skips validate_data's dispatch, not its checks: a
+    NaN, an infinity, a wrong width or an overflowing value is refused as before, and other
+    inputs (lists, float32) take the full path to the same result."""
+    from kernelstream import GoGPRegressor
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(60, 3)), rng.normal(size=60)
+    model = GoGPRegressor(random_state=0).fit(X[:50], y[:50])
+    for row, message in [(np.array([[np.nan, 0.0, 0.0]]), "NaN"),
+                         (np.array([[np.inf, 0.0, 0.0]]), "infinity"),
+                         (np.zeros((1, 2)), "2 features"), (np.full((1, 3), 1e200), "overflow")]:
+        with pytest.raises(ValueError, match=message):
+            model.partial_fit(row, y[:1])
+    with pytest.raises(ValueError, match="NaN"):
+        model.partial_fit(X[50:51], np.array([np.nan]))
+    other = GoGPRegressor(random_state=0).fit(X[:50], y[:50])
+    for i in range(50, 60):
+        model.partial_fit(X[i:i + 1], y[i:i + 1])
+        other.partial_fit(X[i:i + 1].tolist(), [float(y[i])])
+    np.testing.assert_array_equal(model.predict(X), other.predict(X))

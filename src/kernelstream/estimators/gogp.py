@@ -17,10 +17,10 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._device import resolve_device, to_tensor
 from .._threads import resolve_n_jobs
-from .._validation import Integral, Interval, Real, StrOptions
+from .._validation import Integral, Interval, Real, StrOptions, check_magnitude
 from ..glossary import constraints
 from ..planning import LIMITS, DataShape, plan_gaussian_process
-from ..features import FeatureMap, build_feature_map, resolve_bandwidth
+from ..features import KERNELS, FeatureMap, build_feature_map, kernel_class, resolve_bandwidth
 from ..solvers.gogp import GoGPKernelState
 from ..solvers.gogp_rf import GoGPFeatureState
 from ..solvers.gp_evidence import fit_gp_hyperparameters
@@ -319,9 +319,23 @@ class GoGPRegressor(RegressorMixin, KernelEstimator):
 
     def _validate(self, X, y, *, reset: bool):
         """Rows and targets as float64, with squared distances that stay finite."""
+        if not reset and self._plain_row(X, y):  # a stream's row: validate_data costs its update
+            check_magnitude(X, np.float64)
+            return X, y
         # learnt row by row: held dense
         return self._check_X(X, y, reset=reset, magnitude=np.float64, dtype=(np.float64,),
                              dense=True, y_numeric=True)
+
+    def _plain_row(self, X, y) -> bool:
+        """Whether ``(X, y)`` is one finite float64 row and its target, numpy arrays, for a
+        model fitted without feature names and a kernel that takes negative entries: nothing
+        that ``validate_data`` would convert or refuse."""
+        return (type(X) is np.ndarray and type(y) is np.ndarray
+                and X.dtype == np.float64 and y.dtype == np.float64
+                and X.shape == (1, getattr(self, "n_features_in_", -1)) and y.shape == (1,)
+                and not hasattr(self, "feature_names_in_")
+                and not (self.kernel in KERNELS and kernel_class(self.kernel).non_negative)
+                and bool(np.isfinite(X).all()) and bool(np.isfinite(y).all()))
 
     def _validate_rows(self, X):
         return self._check_X(X, reset=False, magnitude=np.float64, dtype=(np.float64,), dense=True)

@@ -83,13 +83,16 @@ def _blas_routines():
         i, d = ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_double)
         symv = ctypes.CFUNCTYPE(None, ctypes.c_char_p, i, d, d, i, d, i, d, d, i)
         syr = ctypes.CFUNCTYPE(None, ctypes.c_char_p, i, d, d, i, d, i)
+        syrk = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_char_p, i, i, d, d, i, d, d, i)
         return (symv(pointer(capi["dsymv"], name(capi["dsymv"]))),
-                syr(pointer(capi["dsyr"], name(capi["dsyr"]))))
+                syr(pointer(capi["dsyr"], name(capi["dsyr"]))),
+                syrk(pointer(capi["dsyrk"], name(capi["dsyrk"]))))
     except (ImportError, AttributeError, KeyError, ValueError, TypeError):  # pragma: no cover
-        return None, None
+        return None, None, None
 
 
-_DSYMV, _DSYR = _blas_routines()
+_DSYMV, _DSYR, _DSYRK = _blas_routines()
+PENDING = 32  # rank-one updates of P kept aside and applied together (one dsyrk)
 
 
 def _ptr(a: np.ndarray):
@@ -121,6 +124,21 @@ def syr(T: np.ndarray, n: int, alpha: float, x: np.ndarray) -> None:
     c = ctypes.c_int
     _DSYR(b"U", ctypes.byref(c(n)), ctypes.byref(ctypes.c_double(alpha)), _ptr(x),
           ctypes.byref(c(1)), _ptr(T), ctypes.byref(c(T.shape[1])))
+
+
+def syrk(T: np.ndarray, n: int, alpha: float, W: np.ndarray) -> None:
+    """In place: ``A ← A + α WᵀW`` on the lower triangle ``T[:n, :n]``, ``W`` of shape
+    ``(k, T.shape[1])`` read on its first ``n`` columns (BLAS ``dsyrk``, rank ``k``)."""
+    if n == 0 or len(W) == 0:
+        return
+    W = np.ascontiguousarray(W, dtype=np.float64)
+    if _DSYRK is None or W.shape[1] != T.shape[1]:  # pragma: no cover
+        T[:n, :n] += np.tril(alpha * (W[:, :n].T @ W[:, :n]))
+        return
+    c, one = ctypes.c_int, ctypes.c_double(1.0)
+    _DSYRK(b"U", b"N", ctypes.byref(c(n)), ctypes.byref(c(len(W))),
+           ctypes.byref(ctypes.c_double(alpha)), _ptr(W), ctypes.byref(c(W.shape[1])),
+           ctypes.byref(one), _ptr(T), ctypes.byref(c(T.shape[1])))
 
 
 def column(T: np.ndarray, n: int, j: int) -> np.ndarray:
@@ -209,6 +227,11 @@ class GoGPKernelState(SolverState):
         self._mats = {name: np.zeros((capacity, capacity)) for name in names}
         self._vecs = {name: np.zeros(capacity)
                       for name in (("gamma", "r") if solver == "rls" else ("w", "w_avg"))}
+        self._no_pending(capacity)
+
+    def _no_pending(self, capacity: int) -> None:
+        """Empty buffers of the Sherman–Morrison updates kept aside (``P`` is exact)."""
+        self._V, self._a, self._nv = np.zeros((PENDING, capacity)), np.zeros(PENDING), 0
 
     # -- views on the buffers -------------------------------------------------------------
     @property
@@ -218,6 +241,8 @@ class GoGPKernelState(SolverState):
 
     def dense(self, name: str) -> torch.Tensor:
         """The symmetric matrix ``name`` ("Ginv", "P" or "K") of order ``|U|``, dense (a copy)."""
+        if name == "P":
+            self.fold()
         return torch.from_numpy(symmetric(self._mats[name], self.size))
 
     Ginv = property(lambda self: self.dense("Ginv"), doc="``(K_UU + s²I)⁻¹``, dense.")
@@ -229,7 +254,9 @@ class GoGPKernelState(SolverState):
     w_avg = property(lambda self: torch.from_numpy(self._vecs["w_avg"][:self.size]))
 
     def state_dict(self) -> dict:
-        """The fields, with the numpy buffers as CPU tensors (views)."""
+        """The fields, with the numpy buffers as CPU tensors (views; pending updates applied)."""
+        if self.solver == "rls":
+            self.fold()
         state = super().state_dict()
         state["_Ub"] = torch.from_numpy(self._Ub)
         state["_mats"] = {k: torch.from_numpy(v) for k, v in self._mats.items()}
@@ -242,6 +269,7 @@ class GoGPKernelState(SolverState):
         self._Ub = self._Ub.numpy()
         self._mats = {k: v.numpy() for k, v in self._mats.items()}
         self._vecs = {k: v.numpy() for k, v in self._vecs.items()}
+        self._no_pending(self._Ub.shape[0])
         self.device = torch.device("cpu") if device is None else torch.device(device)
         return self
 
@@ -262,6 +290,8 @@ class GoGPKernelState(SolverState):
         for name, v in self._vecs.items():
             self._vecs[name] = np.zeros(new)
             self._vecs[name][:cap] = v
+        V, self._V = self._V, np.zeros((PENDING, new))
+        self._V[:, :cap] = V
 
     # -- geometry -------------------------------------------------------------------------
     def _kernel_table(self, X: torch.Tensor) -> np.ndarray:
@@ -354,14 +384,29 @@ class GoGPKernelState(SolverState):
             j = self._grow(x, d, var)
             self._mats["P"][j, :j] = 0.0
             self._mats["P"][j, j] = 1.0 / c
+            self._V[:self._nv, j] = 0.0
             self._vecs["r"][j] = c * z
             self._vecs["gamma"][j] = z
             return
-        Pd = symv(P, m, d)                                      # O(|U|²)
+        Pd = symv(P, m, d)                                       # O(|U|²)
+        nv, V, a = self._nv, self._V, self._a
+        if nv:                                                   # P = P_stored − Σ a_i v_i v_iᵀ
+            Pd -= (a[:nv] * (V[:nv, :m] @ d)) @ V[:nv, :m]
         denom = 1.0 + c * float(d @ Pd)
         gamma[:m] += Pd * (c * (z - mean) / denom)               # γ ← γ + P_new d c (z − dᵀγ)
-        syr(P, m, -c / denom, Pd)                               # Sherman–Morrison
+        V[nv, :m], a[nv] = Pd, c / denom                         # Sherman–Morrison, kept aside
+        self._nv = nv + 1
+        if self._nv == len(a):
+            self.fold()
         self._vecs["r"][:m] += d * (c * z)
+
+    def fold(self) -> None:
+        """Apply the pending Sherman–Morrison updates to ``P``: ``P ← P − Σ a_i v_i v_iᵀ``, one
+        rank-``PENDING`` ``dsyrk`` instead of one ``dsyr`` pass over ``P`` per point."""
+        if self._nv:
+            W = self._V[:self._nv] * np.sqrt(self._a[:self._nv])[:, None]
+            syrk(self._mats["P"], self.size, -1.0, W)
+            self._nv = 0
 
     def _sgd_step(self, x, z, k, kxx, d, var, joins, same, mean) -> None:
         t = self.t
@@ -405,6 +450,8 @@ class GoGPKernelState(SolverState):
         """Drop member ``j``, re-projecting what was learnt on it onto the others; the last
         member takes slot ``j``. O(|U|²)."""
         m = self.size
+        if self.solver == "rls":
+            self.fold()                               # P exact before its downdate
         a = column(self._mats["Ginv"], m, j)
         e = -a / a[j]                                 # Φ̃(u_j) ≈ Σ_v e_v Φ̃(u_v)
         e[j] = 0.0
@@ -498,3 +545,8 @@ class GoGPKernelState(SolverState):
         state = dict(self.__dict__)
         state.pop("_factor", None)  # a cache, rebuilt on demand
         return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        if "_V" not in state:  # pickled before the pending updates existed
+            self._no_pending(self._Ub.shape[0])
