@@ -80,7 +80,7 @@ def _blas_routines():
         name.restype, name.argtypes = ctypes.c_char_p, [ctypes.py_object]
         pointer = ctypes.pythonapi.PyCapsule_GetPointer
         pointer.restype, pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
-        i, d = ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_double)
+        i, d = ctypes.POINTER(ctypes.c_int), ctypes.c_void_p  # arrays by address
         symv = ctypes.CFUNCTYPE(None, ctypes.c_char_p, i, d, d, i, d, i, d, d, i)
         syr = ctypes.CFUNCTYPE(None, ctypes.c_char_p, i, d, d, i, d, i)
         syrk = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_char_p, i, i, d, d, i, d, d, i)
@@ -95,8 +95,11 @@ _DSYMV, _DSYR, _DSYRK = _blas_routines()
 PENDING = 32  # rank-one updates of P kept aside and applied together (one dsyrk)
 
 
-def _ptr(a: np.ndarray):
-    return a.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
+def _ptr(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+_ONE, _ZERO, _INC = ctypes.c_double(1.0), ctypes.c_double(0.0), ctypes.c_int(1)
 
 
 def symv(T: np.ndarray, n: int, x: np.ndarray) -> np.ndarray:
@@ -106,10 +109,9 @@ def symv(T: np.ndarray, n: int, x: np.ndarray) -> np.ndarray:
     x = np.ascontiguousarray(x, dtype=np.float64)
     if _DSYMV is None:  # pragma: no cover - f2py copies the block
         return scipy_blas.dsymv(1.0, T[:n, :n], x, lower=1)
-    y, c = np.empty(n), ctypes.c_int
-    one, zero = ctypes.c_double(1.0), ctypes.c_double(0.0)
-    _DSYMV(b"U", ctypes.byref(c(n)), ctypes.byref(one), _ptr(T), ctypes.byref(c(T.shape[1])),
-           _ptr(x), ctypes.byref(c(1)), ctypes.byref(zero), _ptr(y), ctypes.byref(c(1)))
+    y, c, ref = np.empty(n), ctypes.c_int, ctypes.byref
+    _DSYMV(b"U", ref(c(n)), ref(_ONE), _ptr(T), ref(c(T.shape[1])), _ptr(x), ref(_INC),
+           ref(_ZERO), _ptr(y), ref(_INC))
     return y
 
 
@@ -121,9 +123,9 @@ def syr(T: np.ndarray, n: int, alpha: float, x: np.ndarray) -> None:
     if _DSYR is None:  # pragma: no cover
         T[:n, :n] = scipy_blas.dsyr(alpha, x, a=np.asfortranarray(T[:n, :n]), lower=1)
         return
-    c = ctypes.c_int
-    _DSYR(b"U", ctypes.byref(c(n)), ctypes.byref(ctypes.c_double(alpha)), _ptr(x),
-          ctypes.byref(c(1)), _ptr(T), ctypes.byref(c(T.shape[1])))
+    c, ref = ctypes.c_int, ctypes.byref
+    _DSYR(b"U", ref(c(n)), ref(ctypes.c_double(alpha)), _ptr(x), ref(_INC), _ptr(T),
+          ref(c(T.shape[1])))
 
 
 def syrk(T: np.ndarray, n: int, alpha: float, W: np.ndarray) -> None:
@@ -135,10 +137,9 @@ def syrk(T: np.ndarray, n: int, alpha: float, W: np.ndarray) -> None:
     if _DSYRK is None or W.shape[1] != T.shape[1]:  # pragma: no cover
         T[:n, :n] += np.tril(alpha * (W[:, :n].T @ W[:, :n]))
         return
-    c, one = ctypes.c_int, ctypes.c_double(1.0)
-    _DSYRK(b"U", b"N", ctypes.byref(c(n)), ctypes.byref(c(len(W))),
-           ctypes.byref(ctypes.c_double(alpha)), _ptr(W), ctypes.byref(c(W.shape[1])),
-           ctypes.byref(one), _ptr(T), ctypes.byref(c(T.shape[1])))
+    c, ref = ctypes.c_int, ctypes.byref
+    _DSYRK(b"U", b"N", ref(c(n)), ref(c(len(W))), ref(ctypes.c_double(alpha)), _ptr(W),
+           ref(c(W.shape[1])), ref(_ONE), _ptr(T), ref(c(T.shape[1])))
 
 
 def column(T: np.ndarray, n: int, j: int) -> np.ndarray:
