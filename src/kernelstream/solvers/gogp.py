@@ -10,8 +10,8 @@ coefficients ``d(x) = (K_UU + s²I)⁻¹ k_U(x)``, and the posterior of the GP o
 reports is ``k(x, x) − k_Uᵀ(K_UU + s²P)⁻¹k_U``: the effective labels ``γ`` read as observations of
 ``f(U)`` whose noise covariance is that of their least-squares fit, ``s²P``. ``P = I`` when every
 point is a member, which is Prop. 1; Prop. 1's variance ignores the points that did not join,
-and on a 36,000-row stream it was 2.8× the error of the mean and its 95% intervals covered 0.986
-of new targets — docs/decisions/gogp-variance.md.)
+and on a 36,000-row stream it was about 3× the squared error of the mean and its 95% intervals
+covered 0.986 of new targets — docs/decisions/gogp-variance.md.)
 
 A point joins ``U`` when ``σ(x) > θ`` (its distance to the span, noise left out), so ``θ → 0``
 keeps every point and gives the exact GP. ``G⁻¹ = (K_UU + s²I)⁻¹`` is kept by Schur-complement
@@ -45,9 +45,11 @@ Storage and cost (issue 33). The symmetric matrices ``G⁻¹``, ``P`` (and ``K_U
 float64 numpy arrays of ``capacity × capacity`` of which the lower triangle of the leading
 ``|U| × |U|`` block is kept (BLAS's upper triangle of the column-major view, leading dimension
 ``capacity``); the per-point work is BLAS ``dsymv`` (``G⁻¹k``, ``Pd``) and ``dsyr`` (the rank-one
-updates and downdates) on that block, called through SciPy's ``cython_blas`` function pointers
-so that no block is copied: about three passes over a triangle per point and twice that when a
-point joins. No torch call and no refactorisation is made per point:
+updates and downdates of ``G⁻¹`` and ``P`` when a point joins or leaves) on that block, called
+through SciPy's ``cython_blas`` function pointers so that no block is copied. The Sherman–Morrison
+update of a point that does not join is kept aside (``P = P_stored − Σ a_i v_i v_iᵀ``) and
+applied ``PENDING`` at a time by one ``dsyrk`` (:meth:`GoGPKernelState.fold`), so such a point
+costs two ``dsymv`` passes over a triangle. No torch call and no refactorisation is made per point:
 :meth:`GoGPKernelState.update_many` computes the kernel of a chunk of rows against ``U`` and
 against themselves in one call, and a point reads its ``k_U(x)`` from that table through the
 slot -> column map ``_orig`` (members that joined within the chunk are columns of the chunk).
