@@ -15,14 +15,15 @@ from sklearn.utils.validation import check_array, check_is_fitted
 from .._device import resolve_device, resolve_dtype, to_tensor
 from .._validation import Integral, Interval, Real, StrOptions, check_magnitude
 from ..expansion import Expansion
-from ..glossary import constraints
+from ..glossary import constraints, sigma_constraint
 from ..planning import DataShape, plan_gaussian_process
-from ..features import build_feature_map, make_feature_map, resolve_bandwidth
+from ..features import build_feature_map, kernel_class, make_feature_map, resolve_bandwidth
 from ._sources import arrays_of
 from ..solvers.gp_dual import (features_kernel, kernel_in_chunks, nystrom_factors,
                                nystrom_preconditioner, posterior_from_duals, safe_step_size,
                                solve_dual, solve_dual_fixed, NystromPreconditioner)
 from ..solvers.gp_evidence import fit_gp_hyperparameters_coarse_to_fine
+from ..solvers.lengthscales import SIGNAL_BOUNDS, fit_lengthscales
 from ..solvers.gp_variance import (LandmarkVariance, OperatorVariance, dual_fit_bytes,
                                    landmark_bytes, operator_bytes, targets_bytes,
                                    targets_variance)
@@ -44,6 +45,11 @@ MEMORY_FRACTION = 0.8
 MIN_NOISE = 1e-6
 #: route (b)'s features when ``n_components`` is None (the first blocks of the run)
 OPERATOR_FEATURES = 8192
+#: the per-feature fit's amplitude ``a`` at most this × var(y) of the evidence rows: near-linear
+#: directions pull ``a`` and their ``ℓ`` up together, and ``s²/a`` then becomes too small for the
+#: stochastic dual iteration (friedman1: ``a ≤ 100·var(y)`` RMSE 5.75, ``≤ 1·var(y)`` 0.52;
+#: docs/decisions/ard-lengthscales.md)
+MAX_SIGNAL = 1.0
 
 
 class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
@@ -52,9 +58,12 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
     Posterior (Rasmussen & Williams eq. 2.25-2.26, Dai et al. eq. 9), prior ``f ~ GP(0, a k_σ)``
     and ``y = f + ε``, ``ε ~ N(0, s²)``:
     ``μ(x) = k(x, X)(K + s²I)⁻¹ y`` and ``v(x) = k(x, x) − k(x, X)(K + s²I)⁻¹ k(X, x)``.
-    By default the bandwidth ``σ``, the amplitude ``a`` and the noise ``s²`` maximise the exact
-    marginal likelihood of a seeded subsample of ``evidence_size`` rows (ML-II by L-BFGS: three
-    bandwidth starts on 250 of them, then one run on all from the best,
+    By default one lengthscale per feature ``ℓ`` (ARD, ``k(x, x') = k₁((x − x')/ℓ)``), the
+    amplitude ``a`` and the noise ``s²`` maximise the exact marginal likelihood of a seeded
+    subsample of ``evidence_size`` rows (ML-II by L-BFGS-B from ``ℓ_k = √d·std_k``,
+    :func:`kernelstream.solvers.lengthscales.fit_lengthscales`); with one feature, or a family
+    without per-feature lengthscales, one bandwidth ``σ`` (three starts on 250 of the rows, then
+    one run on all from the best,
     :func:`kernelstream.solvers.gp_evidence.fit_gp_hyperparameters_coarse_to_fine`); ``y`` is
     standardised first. The solves run as a preconditioned stochastic iteration in dual
     coordinates with a fresh feature block per step (:mod:`kernelstream.solvers.gp_dual`); the
@@ -100,12 +109,16 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
     kernel : str, default="rbf"
         A registered kernel family (its exact kernel is used for the targets, the evidence and
         the preconditioner, its random features for the mean).
-    sigma : float, "auto" or "median", default="auto"
-        Bandwidth. "auto": maximises the marginal likelihood, starting from
-        ``sigma_scale`` × the median pairwise distance; "median": that start, not fitted; a
-        number: exactly that bandwidth.
+    sigma : float, array of shape (n_features,), "auto" or "median", default="auto"
+        Bandwidth. "auto": one lengthscale per feature by the marginal likelihood for the rbf,
+        laplace and matern families with two or more features (measured:
+        docs/decisions/ard-lengthscales.md), else one bandwidth by the marginal likelihood,
+        starting from ``sigma_scale`` × the median pairwise distance; "median": that start,
+        not fitted; a number: exactly that bandwidth; an array: exactly those per-feature
+        lengthscales (rbf, laplace, matern).
     sigma_scale : float, default=1.0
-        Multiplier of the median heuristic (the paper's GP experiment uses the plain median).
+        Multiplier of the median heuristic (the paper's GP experiment uses the plain median);
+        unused by the per-feature fit, which starts from ``√d·std_k``.
     kernel_params : dict, default=None
     noise : float or "auto", default="auto"
         Noise variance ``s²`` in units of ``y²``. "auto": ``s²`` and the amplitude ``a`` by
@@ -167,8 +180,13 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
     expansion_ : Expansion
         The posterior mean as a random-feature expansion (``n_steps`` blocks, float64).
     feature_map_ : FeatureMap
-    sigma_ : float
-        Bandwidth used.
+    sigma_ : float or ndarray of shape (n_features,)
+        The bandwidth the kernel was built with, as ``sigma`` takes it: one number, or the
+        per-feature lengthscales (fitted by "auto", or given).
+    lengthscales_ : ndarray of shape (n_features,)
+        The lengthscale of each feature: ``sigma_`` itself when it is per feature, else
+        ``sigma_`` repeated. A large one marks a feature the fit found irrelevant (the kernel
+        barely varies along it): read it as feature relevance on standardised inputs.
     amplitude_ : float
         Prior variance ``a`` of ``f`` in units of ``y²``.
     noise_ : float
@@ -230,7 +248,8 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
     """
 
     _renamed_parameters = {"average": "average_fraction"}
-    _state_attributes = ("n_features_in_", "feature_names_in_", "seed_", "sigma_", "noise_",
+    _state_attributes = ("n_features_in_", "feature_names_in_", "seed_", "sigma_", "lengthscales_",
+                         "noise_",
                          "amplitude_", "_noise_z", "n_outputs_", "_y_1d", "y_offset_", "y_scale_",
                          "variance_method_", "expansion_", "n_components_", "n_iter_", "eta0_",
                          "n_step_halvings_", "residual_norms_", "X_variance_", "variance_", "_cov",
@@ -240,7 +259,7 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
     _parameter_constraints = {
         **constraints("kernel", "sigma_scale", "kernel_params", "average_fraction",
                       "random_state", "verbose", "device", "n_jobs", "dtype"),
-        "sigma": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto", "median"})],
+        "sigma": sigma_constraint("auto", "median"),
         "noise": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "variance_method": [StrOptions({"auto", "targets", "landmarks", "operator"})],
         "evidence_size": [Interval(Integral, 3, None, closed="left")],
@@ -344,7 +363,10 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
         Y = y.reshape(len(y), -1)
         self.n_outputs_ = Y.shape[1]
         shape = DataShape(n_rows=X.shape[0], n_features=X.shape[1])
-        self.fit_plan_ = plan_gaussian_process(type(self).__name__, shape, self.get_params(),
+        params = self.get_params()
+        if not isinstance(params["sigma"], str) and np.ndim(params["sigma"]) > 0:  # "as given"
+            params["sigma"] = "lengthscales"
+        self.fit_plan_ = plan_gaussian_process(type(self).__name__, shape, params,
                                                test_points=X_variance is not None)
         route = self.variance_method_ = self.fit_plan_.route
         self._check_fit_memory(X.shape[0], 0 if X_variance is None else X_variance.shape[0])
@@ -368,22 +390,9 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
         spread = float(np.mean(np.where(std > 0, std, 1.0))) if self.normalize_y else 1.0
         _check_finite(np.r_[offset, spread], "mean or scale of y",
                       "y is too large to standardise; divide y by a constant")
-        start = "median" if isinstance(self.sigma, str) else self.sigma
-        sigma = resolve_bandwidth(self.kernel, X, start, self.sigma_scale, self.seed_)
-        fit_sigma, fit_noise = self.sigma == "auto", self.noise == "auto"
-        amplitude, noise = 1.0, 0.1 if fit_noise else float(self.noise) / spread**2
-        if (fit_sigma or fit_noise) and X.shape[0] >= 3:
-            rows = self._evidence_rows(X.shape[0])
-            Z = torch.as_tensor((Y[rows] - offset) / spread, dtype=torch.float64)
-            start_map = make_feature_map(self.kernel, X.shape[1], sigma, self.block_size, self.seed_,
-                                         kernel_params=self.kernel_params)
-            hp = fit_gp_hyperparameters_coarse_to_fine(
-                start_map.kernel_at, torch.as_tensor(X[rows]), Z, sigma0=sigma,
-                fit_sigma=fit_sigma, noise0=noise, fit_noise=fit_noise)
-            sigma = hp.sigma
-            if fit_noise:  # a given noise stays exactly that number, with a = 1
-                amplitude, noise = hp.amplitude, max(hp.noise, MIN_NOISE * hp.amplitude)
-        self.sigma_ = float(sigma)
+        sigma, amplitude, noise = self._fit_evidence(X, (Y - offset) / spread, spread)
+        self.sigma_ = sigma if isinstance(sigma, np.ndarray) else float(sigma)
+        self.lengthscales_ = np.broadcast_to(self.sigma_, (X.shape[1],)).astype(np.float64)
         self.feature_map_ = build_feature_map(self.kernel, X, sigma=self.sigma_,
                                               block_size=self._feature_layout()[0],
                                               seed=self.seed_, kernel_params=self.kernel_params)
@@ -392,6 +401,40 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
         self._noise_z = noise / amplitude  # s² in internal units
         self.noise_ = self._noise_z * self.y_scale_**2  # s² in units of y²
         self.amplitude_ = self.y_scale_**2
+
+    def _fit_evidence(self, X, Z, spread: float) -> tuple[float | np.ndarray, float, float]:
+        """``(σ or ℓ, a, s²)`` in the units of the standardised targets ``Z``: what is "auto" by
+        the marginal likelihood on :meth:`_evidence_rows`, the rest as given (a given noise
+        fixes ``a = 1``); per-feature lengthscales when :meth:`_fits_lengthscales`."""
+        start = "median" if isinstance(self.sigma, str) else self.sigma
+        sigma = resolve_bandwidth(self.kernel, X, start, self.sigma_scale, self.seed_)
+        fit_sigma, fit_noise = isinstance(self.sigma, str) and self.sigma == "auto", self.noise == "auto"
+        amplitude, noise = 1.0, 0.1 if fit_noise else float(self.noise) / spread**2
+        if not (fit_sigma or fit_noise) or X.shape[0] < 3:
+            return sigma, amplitude, noise
+        rows = self._evidence_rows(X.shape[0])
+        if fit_sigma and self._fits_lengthscales(X.shape[1]):
+            sigma, noise_fit, amplitude_fit, _ = fit_lengthscales(
+                X[rows], Z[rows], kernel=self.kernel, rows=len(rows), seed=self.seed_ % 2**32,
+                kernel_params=self.kernel_params, noise=None if fit_noise else noise,
+                signal=None if fit_noise else 1.0, signal_bounds=(SIGNAL_BOUNDS[0], MAX_SIGNAL))
+        else:
+            start_map = make_feature_map(self.kernel, X.shape[1], sigma, self.block_size,
+                                         self.seed_, kernel_params=self.kernel_params)
+            hp = fit_gp_hyperparameters_coarse_to_fine(
+                start_map.kernel_at, torch.as_tensor(X[rows]),
+                torch.as_tensor(Z[rows], dtype=torch.float64), sigma0=sigma, fit_sigma=fit_sigma,
+                noise0=noise, fit_noise=fit_noise)
+            sigma = hp.sigma if fit_sigma else sigma
+            noise_fit, amplitude_fit = hp.noise, hp.amplitude
+        if fit_noise:  # a given noise stays exactly that number, with a = 1
+            amplitude, noise = amplitude_fit, max(noise_fit, MIN_NOISE * amplitude_fit)
+        return sigma, amplitude, noise
+
+    def _fits_lengthscales(self, n_features: int) -> bool:
+        """``sigma="auto"`` fits one lengthscale per feature (ARD) for a family that has them
+        (rbf, laplace, matern) and two or more features; one feature is one bandwidth."""
+        return n_features >= 2 and kernel_class(self.kernel).per_feature_lengthscales
 
     def _feature_layout(self) -> tuple[int, int | None]:
         """``(block_size, n_blocks)``: without a budget, ``block_size`` and no limit; with one,

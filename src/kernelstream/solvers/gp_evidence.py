@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
+import numpy as np
 import torch
 
 __all__ = ["GPHyperparameters", "fit_gp_hyperparameters", "fit_gp_hyperparameters_coarse_to_fine",
@@ -26,7 +27,7 @@ KernelOfSigma = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tenso
 
 @dataclass
 class GPHyperparameters:
-    sigma: float
+    sigma: float  # or the given (d,) lengthscales when σ is not fitted
     amplitude: float
     noise: float
     nll: float
@@ -48,12 +49,13 @@ def neg_log_marginal_likelihood(K: torch.Tensor, z: torch.Tensor, amplitude, noi
 
 
 def fit_gp_hyperparameters(kernel: KernelOfSigma, X: torch.Tensor, z: torch.Tensor, *,
-                           sigma0: float, fit_sigma: bool = True, noise0: float = 0.1,
+                           sigma0: float | np.ndarray, fit_sigma: bool = True, noise0: float = 0.1,
                            fit_noise: bool = True, max_iter: int = 60,
                            sigma_factors: tuple = (0.5, 1.0, 2.0),
                            amplitude0: float = 1.0) -> GPHyperparameters:
     """ML-II estimate of ``(σ, a, s²)``; a fixed noise also fixes ``a = amplitude0`` (noise in
-    units of z).
+    units of z). With ``fit_sigma=False``, ``sigma0`` is used exactly and may be a ``(d,)``
+    array of per-feature lengthscales (per-feature fits: :mod:`kernelstream.solvers.lengthscales`).
 
     Starts from ``σ0·sigma_factors`` (bandwidth) and keeps the best optimum; a failed Cholesky
     (too small a noise) scores ``+inf``.
@@ -62,14 +64,16 @@ def fit_gp_hyperparameters(kernel: KernelOfSigma, X: torch.Tensor, z: torch.Tens
     best = None
     starts = [sigma0 * f for f in sigma_factors] if fit_sigma else [sigma0]
     for start in starts:
-        params = torch.tensor([math.log(start), math.log(amplitude0), math.log(noise0)],
+        params = torch.tensor([math.log(start) if fit_sigma else 0.0, math.log(amplitude0),
+                               math.log(noise0)],
                               dtype=torch.float64, device=X.device, requires_grad=True)
         mask = torch.tensor([fit_sigma, fit_noise, fit_noise], dtype=torch.float64, device=X.device)
         base = params.detach().clone()
 
         def objective():
             p = base + mask * (params - base)  # frozen entries stay at their start
-            sigma, amp, noise = torch.exp(p[0]), torch.exp(p[1]), torch.exp(p[2]) + 1e-8
+            sigma = torch.exp(p[0]) if fit_sigma else start  # a given σ: exactly that one
+            amp, noise = torch.exp(p[1]), torch.exp(p[2]) + 1e-8
             return neg_log_marginal_likelihood(kernel(X, X, sigma), z, amp, noise) / len(z)
 
         optimizer = torch.optim.LBFGS([params], max_iter=max_iter, line_search_fn="strong_wolfe")
@@ -89,7 +93,8 @@ def fit_gp_hyperparameters(kernel: KernelOfSigma, X: torch.Tensor, z: torch.Tens
             continue
         if math.isfinite(value) and (best is None or value < best.nll):
             p = (base + mask * (params - base)).detach()
-            best = GPHyperparameters(math.exp(p[0]), math.exp(p[1]), math.exp(p[2]) + 1e-8, value)
+            best = GPHyperparameters(math.exp(p[0]) if fit_sigma else start, math.exp(p[1]),
+                                     math.exp(p[2]) + 1e-8, value)
     if best is None:
         best = GPHyperparameters(sigma0, amplitude0, noise0, math.inf)
     return best

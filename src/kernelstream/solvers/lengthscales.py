@@ -31,6 +31,7 @@ from ..features import make_feature_map
 from .gp_evidence import neg_log_marginal_likelihood
 
 __all__ = ["fit_lengthscales", "initial_lengthscales", "loo_error", "OBJECTIVES", "DEFAULT_ROWS",
+           "SIGNAL_BOUNDS",
            "DEFAULT_MAX_ITER"]
 
 #: rows of the subsample (docs/decisions/ard-lengthscales.md)
@@ -56,9 +57,10 @@ class _Problem:
     """The subsample and the kernel of one fit, in float64."""
 
     X: torch.Tensor
-    y: torch.Tensor
+    y: torch.Tensor  # (m,) or (m, c): c outputs sharing the kernel
     kernel: object  # (X, Y, lengthscales) -> K, a feature map's kernel_at
     objective: str
+    noise_floor: float = NOISE_FLOOR  # added to exp(θ_noise); 0 when the noise is given
 
 
 def initial_lengthscales(X: np.ndarray, init: str = "std") -> np.ndarray:
@@ -88,25 +90,29 @@ def loo_error(K: torch.Tensor, y: torch.Tensor, lam) -> torch.Tensor:
 
 
 def _weights_nll(C: torch.Tensor, y: torch.Tensor) -> tuple[float, torch.Tensor]:
-    """``−log p(y)/m`` for ``y ~ N(0, C)`` and its gradient in ``C``, ``W = (C⁻¹ − ααᵀ)/(2m)``
-    with ``α = C⁻¹y``: ``d(−log p)/m = Σ_ij W_ij dC_ij``. One Cholesky factorisation, O(m³)."""
-    m = y.shape[0]
+    """``−log p(Y)/(mc)`` for the ``c`` columns of ``Y`` i.i.d. ``N(0, C)`` and its gradient in
+    ``C``, ``W = (cC⁻¹ − AAᵀ)/(2mc)`` with ``A = C⁻¹Y``: ``d(−log p)/(mc) = Σ_ij W_ij dC_ij``.
+    One Cholesky factorisation, O(m³)."""
+    Y = y.reshape(y.shape[0], -1)
+    m, c = Y.shape
     L = torch.linalg.cholesky(C)
-    alpha = torch.cholesky_solve(y[:, None], L)[:, 0]
+    alpha = torch.cholesky_solve(Y, L)
     log_det_half = float(torch.log(torch.diagonal(L)).sum())
-    value = 0.5 * float(y @ alpha) + log_det_half + 0.5 * m * math.log(2 * math.pi)
-    return value / m, (torch.cholesky_inverse(L) - torch.outer(alpha, alpha)) / (2 * m)
+    value = 0.5 * float((Y * alpha).sum()) + c * (log_det_half + 0.5 * m * math.log(2 * math.pi))
+    return value / (m * c), (c * torch.cholesky_inverse(L) - alpha @ alpha.T) / (2 * m * c)
 
 
 def _weights_loo(A: torch.Tensor, y: torch.Tensor) -> tuple[float, torch.Tensor]:
-    """Mean ``e_i²`` of kernel ridge's leave-one-out errors ``e_i = a_i/c_i`` (``a = A⁻¹y``,
-    ``c = diag A⁻¹``) and its gradient in ``A``: ``W = −sym(A⁻¹ g_a aᵀ) − A⁻¹ diag(g_c) A⁻¹``
-    with ``g_a = 2a/(m c²)``, ``g_c = −2a²/(m c³)`` (from ``dA⁻¹ = −A⁻¹ dA A⁻¹``). O(m³)."""
-    m = y.shape[0]
+    """Mean ``e_ik²`` of kernel ridge's leave-one-out errors ``e_ik = a_ik/c_i`` (``a = A⁻¹Y``,
+    ``c = diag A⁻¹``, ``n = mc`` entries) and its gradient in ``A``:
+    ``W = −sym(A⁻¹ g_a aᵀ) − A⁻¹ diag(g_c) A⁻¹`` with ``g_a = 2a/(n c²)``,
+    ``g_c = −Σ_k 2a_k²/(n c³)`` (from ``dA⁻¹ = −A⁻¹ dA A⁻¹``). O(m³)."""
+    Y = y.reshape(y.shape[0], -1)
+    n = Y.numel()
     A_inv = torch.cholesky_inverse(torch.linalg.cholesky(A))
-    a, c = A_inv @ y, torch.diagonal(A_inv)
-    g_a, g_c = 2 * a / (m * c**2), -2 * a**2 / (m * c**3)
-    outer = torch.outer(A_inv @ g_a, a)
+    a, c = A_inv @ Y, torch.diagonal(A_inv)[:, None]
+    g_a, g_c = 2 * a / (n * c**2), (-2 * a**2 / (n * c**3)).sum(1)
+    outer = (A_inv @ g_a) @ a.T
     W = -0.5 * (outer + outer.T) - (A_inv * g_c) @ A_inv
     return float((a / c).square().mean()), W
 
@@ -118,7 +124,7 @@ def _value_and_gradient(problem: _Problem, theta: np.ndarray) -> tuple[float, np
     params = torch.tensor(theta, dtype=torch.float64, requires_grad=True)
     K = problem.kernel(problem.X, problem.X, torch.exp(params[:d]))
     eye = torch.eye(K.shape[0], dtype=K.dtype)
-    signal, noise = torch.exp(params[d]), torch.exp(params[d + 1]) + NOISE_FLOOR
+    signal, noise = torch.exp(params[d]), torch.exp(params[d + 1]) + problem.noise_floor
     loo = problem.objective == "loo"
     C = K + (noise / signal) * eye if loo else signal * K + noise * eye
     try:
@@ -158,15 +164,19 @@ def _subsample(X, y, rows: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 def fit_lengthscales(X, y, *, kernel: str = "rbf", rows: int = DEFAULT_ROWS, seed: int = 0,
                      objective: str = "marginal_likelihood", max_iter: int = DEFAULT_MAX_ITER,
                      max_seconds: float = math.inf, init: str = "std",
-                     kernel_params: dict | None = None) -> tuple[np.ndarray, float, float, dict]:
+                     kernel_params: dict | None = None, noise: float | None = None,
+                     signal: float | None = None,
+                     signal_bounds: tuple[float, float] = SIGNAL_BOUNDS,
+                     ) -> tuple[np.ndarray, float, float, dict]:
     """Per-feature lengthscales by the exact GP marginal likelihood (or kernel ridge's
     leave-one-out error) on a seeded subsample of ``rows`` rows, by L-BFGS.
 
     Parameters
     ----------
     X : array-like or sparse matrix of shape (n, d)
-    y : array-like of shape (n,)
-        Regression targets; labels in {−1, +1} for a classifier (least squares on the labels).
+    y : array-like of shape (n,) or (n, c)
+        Regression targets (``c`` outputs sharing the kernel: the sum of their likelihoods);
+        labels in {−1, +1} for a classifier (least squares on the labels).
     kernel : str, default="rbf"
         A family with per-feature lengthscales: ``"rbf"``, ``"laplace"``, ``"matern"``, ...
     rows : int, default=DEFAULT_ROWS
@@ -183,6 +193,11 @@ def fit_lengthscales(X, y, *, kernel: str = "rbf", rows: int = DEFAULT_ROWS, see
         var(y)).
     kernel_params : dict or None
         The family's other parameters (Matérn's ``nu``).
+    noise, signal : float or None
+        Fixed noise and signal variances in units of ``y²`` (as given, without the noise floor);
+        ``None`` fits them. Only with the marginal likelihood.
+    signal_bounds : (float, float), default=SIGNAL_BOUNDS
+        The box of a fitted signal variance, in units of var(y).
 
     Returns
     -------
@@ -196,6 +211,8 @@ def fit_lengthscales(X, y, *, kernel: str = "rbf", rows: int = DEFAULT_ROWS, see
     """
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {OBJECTIVES}; got {objective!r}.")
+    if objective == "loo" and (noise is not None or signal is not None):
+        raise ValueError("fixed noise or signal variances need objective='marginal_likelihood'.")
     start = time.process_time()
     X_sub, y_sub = _subsample(X, y, rows, seed)
     offset, scale = y_sub.mean(axis=0), float(np.std(y_sub)) or 1.0
@@ -204,35 +221,48 @@ def fit_lengthscales(X, y, *, kernel: str = "rbf", rows: int = DEFAULT_ROWS, see
         raise ValueError(f"kernel {kernel!r} has no per-feature lengthscales; use rbf, laplace "
                          "or matern.")
     problem = _Problem(torch.from_numpy(X_sub), torch.from_numpy((y_sub - offset) / scale),
-                       feature_map.kernel_at, objective)
+                       feature_map.kernel_at, objective,
+                       NOISE_FLOOR if noise is None else 0.0)
     ell0 = initial_lengthscales(X_sub, init)
-    theta0 = np.r_[np.log(ell0), 0.0, math.log(0.1)]
-    theta, info = _minimise(problem, theta0, _bounds(ell0, objective), max_iter, max_seconds)
+    fixed = [None if v is None else math.log(v / scale**2) for v in (signal, noise)]
+    theta0 = np.r_[np.log(ell0), 0.0 if fixed[0] is None else fixed[0],
+                   math.log(0.1) if fixed[1] is None else fixed[1]]
+    if fixed[0] is None and objective != "loo":
+        fixed[0] = tuple(math.log(b) for b in signal_bounds)
+        theta0[-2] = min(max(0.0, fixed[0][0]), fixed[0][1])
+    theta, info = _minimise(problem, theta0, _bounds(ell0, objective, *fixed), max_iter,
+                            max_seconds)
     d = X_sub.shape[1]
-    signal, noise = math.exp(theta[d]) * scale**2, (math.exp(theta[d + 1]) + NOISE_FLOOR) * scale**2
+    signal_fit = math.exp(theta[d]) * scale**2
+    noise_fit = (math.exp(theta[d + 1]) + problem.noise_floor) * scale**2
     if objective == "loo":  # the signal's ML estimate given (ℓ, λ): s = yᵀ(K + λI)⁻¹y / m
-        noise, signal = _loo_variances(problem, theta, scale)
+        noise_fit, signal_fit = _loo_variances(problem, theta, scale)
     info.update(objective=objective, rows=X_sub.shape[0], init=ell0,
                 seconds=time.process_time() - start)
-    return np.exp(theta[:d]), noise, signal, info
+    return np.exp(theta[:d]), noise_fit, signal_fit, info
 
 
-def _bounds(ell0: np.ndarray, objective: str) -> list[tuple[float, float]]:
+def _bounds(ell0: np.ndarray, objective: str, log_signal: float | tuple | None = None,
+            log_noise: float | None = None) -> list[tuple[float, float]]:
     """The box of ``θ = [log ℓ, log s, log s_n²]``: :data:`LENGTHSCALE_RANGE` around the start,
     :data:`SIGNAL_BOUNDS` (fixed at 1 for the leave-one-out, which sees ``s_n²/s`` only) and
-    :data:`NOISE_BOUNDS`."""
+    :data:`NOISE_BOUNDS`; a given ``log s`` or ``log s_n²`` is a box of one point, a pair a box."""
     low, high = np.log(ell0) - math.log(LENGTHSCALE_RANGE[0]), np.log(ell0) + math.log(LENGTHSCALE_RANGE[1])
     signal = (0.0, 0.0) if objective == "loo" else tuple(math.log(b) for b in SIGNAL_BOUNDS)
-    return [*zip(low, high), signal, tuple(math.log(b) for b in NOISE_BOUNDS)]
+    noise = tuple(math.log(b) for b in NOISE_BOUNDS)
+    if log_signal is not None:
+        signal = tuple(log_signal) if isinstance(log_signal, tuple) else (log_signal,) * 2
+    noise = noise if log_noise is None else (log_noise, log_noise)
+    return [*zip(low, high), signal, noise]
 
 
 def _loo_variances(problem: _Problem, p: np.ndarray, scale: float) -> tuple[float, float]:
     """``(s_n², s)`` in units of y² for the leave-one-out fit: ``s = yᵀ(K + λI)⁻¹y / m`` (the
     amplitude's maximum likelihood at ``(ℓ, λ)``), ``s_n² = λ·s``."""
-    d, y = problem.X.shape[1], problem.y
+    d, y = problem.X.shape[1], problem.y.reshape(problem.y.shape[0], -1)
     with torch.no_grad():
         K = problem.kernel(problem.X, problem.X, torch.from_numpy(np.exp(p[:d])))
         lam = (math.exp(p[d + 1]) + NOISE_FLOOR) / math.exp(p[d])
         A = K + lam * torch.eye(K.shape[0], dtype=K.dtype)
-        signal = float(y @ torch.cholesky_solve(y[:, None], torch.linalg.cholesky(A))[:, 0]) / len(y)
+        signal = float((y * torch.cholesky_solve(y, torch.linalg.cholesky(A))).sum()) / y.numel()
     return lam * signal * scale**2, signal * scale**2
