@@ -19,7 +19,7 @@ from .solvers.conjugate import QUADRATIC_LOSSES
 from .solvers.direct import DIRECT_MAX_FEATURES
 from .solvers.dual import DUAL_MAX_ROWS
 
-__all__ = ["FitLimits", "FitPlan", "GaussianProcessPlan", "DataShape", "LIMITS", "plan_fit",
+__all__ = ["is_auto", "FitLimits", "FitPlan", "GaussianProcessPlan", "DataShape", "LIMITS", "plan_fit",
            "plan_gaussian_process", "default_features",
            "dual_features", "max_feature_blocks", "feature_layout", "dual_layout", "resolve_loss",
            "resolve_precond_eps", "chooses", "DUAL_LOSSES"]
@@ -99,6 +99,14 @@ class FitLimits:
     #: ... then one solve at full size per feature size, from this many features, doubled while
     #: the held-out loss falls by more than ``growth_tol``
     solve_start_features: int = 1024
+    #: on the dual route's few rows: ``σ`` (and the binary loss) on a subsample of this many ...
+    few_rows_subsample: int = 512
+    #: ... then every row solved exactly at most this many features
+    few_rows_features: int = 4096
+    #: the subsample keeps the squared hinge for ``b − c > z√(b + c)`` fewer leave-one-out errors
+    #: (McNemar) at this ``z``: one standard error, as a spurious hinge costs little and a
+    #: missed one much (records: docs/decisions/subsample-route.md)
+    subsample_loss_z: float = 1.0
     #: the cached features of the training rows take at most this many bytes (else: epochs)
     cache_bytes: int = 4 * 2**30
     #: each solve's conjugate gradients stop at this relative residual ...
@@ -137,8 +145,9 @@ class FitPlan:
 
     estimator: str
     shape: DataShape
-    #: "dual" (exact, leave-one-out), "subsample" (chosen on a subsample, solved once per feature
-    #: size), "epochs" (the converging solver), "warm_start" (grows the fitted model),
+    #: "dual" (few rows: chosen by leave-one-out on a subsample, every row solved exactly in the
+    #: dual), "subsample" (chosen on a subsample, solved once per feature size on cached
+    #: features), "epochs" (the converging solver), "warm_start" (grows the fitted model),
     #: "one_pass" (the paper's Algorithm 1)
     route: str
     #: the loss trained ("auto" resolved; "logistic" is the softmax over three or more classes)
@@ -165,7 +174,7 @@ class FitPlan:
     #: blocks of each selection candidate, judged "direct" (exact optimum) or by "epochs"
     race_blocks: int
     judge: str
-    #: the inner solver: "dual", "sgd" (preconditioned), "cg", "one_pass"
+    #: the inner solver: "dual", "pcg" (cached features), "sgd" (preconditioned), "cg", "one_pass"
     solver: str
     precond_eps: float | None
     #: stopping: most epochs, validation early stopping, its tolerance and patience
@@ -299,14 +308,19 @@ def _common(estimator: str, shape: DataShape, params: dict, limits: FitLimits, l
                 growth_tol=limits.growth_tol)
 
 
+def is_auto(value) -> bool:
+    """Whether a parameter is the string "auto" (``sigma`` may be an array of lengthscales)."""
+    return isinstance(value, str) and value == "auto"
+
+
 def chooses(params: dict) -> bool:
     """Whether the fit chooses ``σ`` or ``α`` (either is "auto"): it then needs held-out rows."""
-    return params["sigma"] == "auto" or params["alpha"] == "auto"
+    return is_auto(params["sigma"]) or params["alpha"] == "auto"
 
 
 def _candidates(params: dict, limits: FitLimits) -> tuple[tuple | None, tuple, tuple]:
     """``(σ scales or None, α candidates by epochs, α candidates in the dual)``."""
-    scales = limits.sigma_scales if params["sigma"] == "auto" else None
+    scales = limits.sigma_scales if is_auto(params["sigma"]) else None
     given = (float(params["alpha"]),) if params["alpha"] != "auto" else None
     return scales, given or limits.alphas, given or limits.dual_alphas
 
@@ -327,57 +341,36 @@ def plan_fit(estimator: str, shape: DataShape, params: dict, *, warm: bool = Fal
     if warm:
         return _warm_plan(estimator, shape, params, limits, loss)
     if few_rows and loss in DUAL_LOSSES:
-        return _dual_plan(estimator, shape, params, limits, loss)
+        return _subsample_plan(estimator, shape, params, limits, loss, few_rows=True)
     if subsample and (loss == "squared" or (loss == "squared_hinge" and shape.n_classes == 2)):
         return _subsample_plan(estimator, shape, params, limits, loss)
     return _epochs_plan(estimator, shape, params, limits, loss)
 
 
-def _dual_plan(estimator, shape, params, limits, loss) -> FitPlan:
+def _subsample_plan(estimator, shape, params, limits, loss, few_rows: bool = False) -> FitPlan:
     scales, _, dual_alphas = _candidates(params, limits)
     binary_auto = shape.n_classes == 2 and params.get("loss") == "auto"
     losses = ("squared", "squared_hinge") if binary_auto else (loss,)
-    size, blocks = dual_layout(shape.n_rows, params["n_components"], params["block_size"], limits)
-    chooses = (scales is not None) or len(dual_alphas) > 1
-    reasons = (
-        f"{shape.n_rows:,} rows <= dual_max_rows={limits.dual_max_rows:,} with the default solver "
-        "and max_iter: solved exactly in the dual on every row (no validation split)",
-        _losses_reason(losses),
-        (f"sigma and alpha of least leave-one-out loss over {_grid(scales, dual_alphas)}"
-         if chooses else "sigma and alpha as given"),
-        f"{size * blocks:,} features ({blocks} blocks of {size}): "
-        + ("n_components as given" if params["n_components"] is not None else
-           f"the dual budget max(16·sqrt(n)·ln n, 2^24/n) <= {limits.max_dual_features:,}"),
-    )
-    return FitPlan(**_common(estimator, shape, params, limits, loss),
-                   route="dual", losses_compared=losses,
-                   selection="leave_one_out" if chooses else "none", fallback_selection=None,
-                   selection_rows=shape.n_rows, sigma_scales=scales, alphas=dual_alphas,
-                   dual_alphas=dual_alphas, block_size=size, start_blocks=blocks, max_blocks=blocks,
-                   race_blocks=blocks, judge="direct", solver="dual", validation_fraction=None,
-                   narrow=False, reasons=reasons)
-
-
-def _subsample_plan(estimator, shape, params, limits, loss) -> FitPlan:
-    scales, _, dual_alphas = _candidates(params, limits)
-    binary_auto = shape.n_classes == 2 and params.get("loss") == "auto"
-    losses = ("squared", "squared_hinge") if binary_auto else (loss,)
-    n_train, fraction = _split(shape, params, chooses(params))
+    n_train, fraction = (shape.n_rows, None) if few_rows else _split(shape, params, chooses(params))
     size, blocks = feature_layout(params["n_components"], params["block_size"])
     cached = limits.cache_bytes // (4 * (n_train + 1) * size)  # blocks the cache holds
-    if blocks is None:
+    if blocks is not None:
+        start = most = blocks
+    elif few_rows:  # every row trains, one exact solve at the few-row budget
+        start = most = max(1, min(dual_features(n_train, limits), limits.few_rows_features) // size)
+    else:
         most = max(1, min(max_feature_blocks(n_train, size, limits), cached))
         start = min(most, max(1, limits.solve_start_features // size)) if fraction else most
-    else:
-        start = most = blocks
-    m = min(limits.subsample_rows, n_train)
+    m = min(limits.few_rows_subsample if few_rows else limits.subsample_rows, n_train)
     chooses_any = scales is not None or len(dual_alphas) > 1 or len(losses) > 1
-    plan = FitPlan(**_common(estimator, shape, params, limits, losses[0]), route="subsample",
+    plan = FitPlan(**_common(estimator, shape, params, limits, losses[0]),
+                   route="dual" if few_rows else "subsample",
                    losses_compared=losses, selection="leave_one_out" if chooses_any else "none",
                    fallback_selection=None,
                    selection_rows=m, sigma_scales=scales, alphas=dual_alphas,
                    dual_alphas=dual_alphas, block_size=size, start_blocks=start, max_blocks=most,
-                   race_blocks=0, judge="direct", solver="pcg", validation_fraction=fraction,
+                   race_blocks=0, judge="direct", solver="dual" if few_rows else "pcg",
+                   validation_fraction=fraction,
                    narrow=False, selection_features=min(limits.subsample_features, size * most),
                    cache_bytes=limits.cache_bytes)
     return dataclasses.replace(plan, reasons=_subsample_reasons(plan, params, limits, n_train))
@@ -386,7 +379,11 @@ def _subsample_plan(estimator, shape, params, limits, loss) -> FitPlan:
 def _subsample_reasons(plan: FitPlan, params: dict, limits: FitLimits, n_train: int) -> tuple[str, ...]:
     s = plan.shape
     chooses_any = plan.selection != "none"
-    reasons = [f"{s.n_rows:,} rows > dual_max_rows={limits.dual_max_rows:,} in memory with the "
+    few = plan.route == "dual"
+    reasons = [f"{s.n_rows:,} rows <= dual_max_rows={limits.dual_max_rows:,} with the default solver "
+               "and max_iter: every row trains, chosen on a subsample, solved exactly in the dual"
+               if few else
+               f"{s.n_rows:,} rows > dual_max_rows={limits.dual_max_rows:,} in memory with the "
                "default solver and max_iter: chosen on a subsample, solved once per feature size",
                _losses_reason(plan.losses_compared).replace("leave-one-out", "subsample leave-one-out")]
     reasons.append(f"{_grid(plan.sigma_scales, plan.dual_alphas)} by the exact leave-one-out on "
@@ -397,6 +394,12 @@ def _subsample_reasons(plan: FitPlan, params: dict, limits: FitLimits, n_train: 
     if plan.validation_fraction is not None:
         reasons.append(f"{n_train:,} rows train, a fraction {plan.validation_fraction:g} is held "
                        "out to judge the feature sizes")
+    if few:
+        reasons.append(f"{plan.n_components:,} features ({plan.max_blocks} blocks of "
+                       f"{plan.block_size}): " + ("n_components as given" if params["n_components"]
+                                                  is not None else "the dual budget max(16·sqrt(n)"
+                                                  f"·ln n, 2^24/n) <= {limits.few_rows_features:,}"))
+        return tuple(reasons)
     reasons.append(f"features cached (at most {limits.cache_bytes / 2**30:g} GiB), from "
                    f"{plan.start_blocks} to at most {plan.max_blocks} blocks of {plan.block_size}, "
                    f"doubled while the held-out loss falls by more than {limits.growth_tol:g}; "
@@ -462,7 +465,7 @@ def _epochs_plan(estimator, shape, params, limits, loss) -> FitPlan:
                    selection_rows=n_selection, sigma_scales=scales, alphas=alphas,
                    dual_alphas=dual_alphas, block_size=size, start_blocks=start, max_blocks=most,
                    race_blocks=race_blocks, judge="direct" if direct else "epochs", solver=solver,
-                   validation_fraction=fraction, narrow=params["sigma"] == "auto")
+                   validation_fraction=fraction, narrow=is_auto(params["sigma"]))
     return dataclasses.replace(plan, reasons=_epochs_reasons(plan, params, limits, n_train))
 
 
@@ -535,7 +538,7 @@ def _one_pass_plan(estimator, shape, params, limits) -> FitPlan:
     reasons = (f"solver={solver!r}: the paper's Algorithm 1, one new block of {size} features "
                f"per step of {params['batch_size']} rows",
                (f"sigma = {params.get('sigma_scale', 1.0):g} x the median distance"
-                if params.get("sigma") in ("auto", "median") else "sigma as given")
+                if isinstance(params.get("sigma"), str) else "sigma as given")
                + f", alpha={alpha:g}", f"{epochs} epoch(s) of {steps} steps")
     return FitPlan(estimator=estimator, shape=shape, loss=loss, route="one_pass",
                    losses_compared=(loss,), selection="none", fallback_selection=None,
@@ -573,7 +576,7 @@ def plan_gaussian_process(estimator: str, shape: DataShape, params: dict, *,
     """The plan of a GP (``estimator="DSGGaussianProcessRegressor"``) or GoGP fit: which
     hyper-parameters the marginal likelihood fits and on how many rows, and the route;
     ``test_points``: the GP was given ``X_variance``. Pure, as :func:`plan_fit`."""
-    chosen = tuple(name for name in ("sigma", "noise") if params[name] == "auto")
+    chosen = tuple(name for name in ("sigma", "noise") if is_auto(params[name]))
     gogp = estimator == "GoGPRegressor"
     most = limits.gogp_evidence_rows if gogp else params["evidence_size"]
     rows = min(shape.n_rows, most) if chosen and (gogp or shape.n_rows >= 3) else 0
@@ -582,7 +585,12 @@ def plan_gaussian_process(estimator: str, shape: DataShape, params: dict, *,
     else:
         route = params["variance_method"]
         route = ("targets" if test_points else "landmarks") if route == "auto" else route
-    reasons = [f"{' and '.join(chosen)} (and the amplitude) by the marginal likelihood on "
+    per_feature = ("sigma" in chosen and not gogp and shape.n_features >= 2
+                   and params.get("kernel", "rbf") in ("rbf", "laplace", "matern"))
+    what = (" and ".join(("sigma as one lengthscale per feature", *chosen[1:]))
+            + " (and the amplitude, at most var(y))") if per_feature else (
+        f"{' and '.join(chosen)} (and the amplitude)")
+    reasons = [f"{what} by the marginal likelihood on "
                f"{rows:,} {'first' if gogp else 'seeded'} rows (at most "
                f"{'gogp_evidence_rows' if gogp else 'evidence_size'}={most:,})"
                if chosen else "sigma and noise as given"]

@@ -22,9 +22,26 @@ def _regression(n=3000, seed=0):
 
 
 @pytest.mark.slow
-def test_defaults_choose_sigma_and_alpha_and_stop_early():
+def test_defaults_choose_sigma_and_alpha_on_a_subsample_and_grow_while_it_pays():
     X, y, f = _regression()
     model = DSGRegressor(**SMALL).fit(X, y)
+    plan = model.fit_plan_
+    assert plan.route == "subsample" and model.n_iter_ == sum(g["epochs"] for g in model.feature_growth_)
+    m, n_train = plan.selection_rows, 3000 - math.ceil(0.1 * 3000)
+    assert any(math.isclose(model.alpha_, a * m / n_train) for a in LIMITS.dual_alphas)
+    median = median_distance(X, seed=model.seed_ % 2**32)
+    assert min(abs(model.sigma_ / median - s) for s in SIGMA_SCALES) < 1e-6
+    cv = model.cv_results_
+    assert set(cv["n_rows"]) == {m} and np.isfinite(cv["mean_test_score"]).all()
+    sizes = [g["n_components"] for g in model.feature_growth_]
+    assert sizes == [LIMITS.solve_start_features * 2**k for k in range(len(sizes))]
+    assert model.n_components_ in sizes
+    assert 1 - np.mean((model.predict(X) - f) ** 2) / f.var() > 0.95
+
+
+def test_epochs_choose_sigma_and_alpha_and_stop_early():
+    X, y, f = _regression()
+    model = DSGRegressor(**SMALL, max_iter=100).fit(X, y)
     assert model.alpha_ in ALPHAS
     median = median_distance(X, seed=model.seed_ % 2**32)
     assert min(abs(model.sigma_ / median - s) for s in SIGMA_SCALES) < 1e-6

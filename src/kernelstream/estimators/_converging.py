@@ -97,14 +97,12 @@ class ConvergingMixin(SubsampleMixin):
             self._check_solver_loss()
             targets = self._targets(y, X.shape[0])
             weight = sample_weight * self._class_weights(targets)
-            if plan.route == "dual":
-                self._fit_dual(X, targets, weight)
-                self._pending = None
-                return self
             run.check_data(X, targets, weight, self._theta() if warm else None, self.device_)
             train_rows, val_rows = self._split(y, X.shape[0], rng)
+            if plan.route == "dual" and sp.issparse(X):
+                X = X.toarray()  # few rows: the same fit as the dense rows
             problem = self._problem(X, y, weight, train_rows, val_rows)
-            if plan.route == "subsample":
+            if plan.route in ("dual", "subsample"):
                 self._fit_subsample(problem)
                 self._pending = None
                 return self
@@ -127,52 +125,7 @@ class ConvergingMixin(SubsampleMixin):
             self._pending = None
         return self
 
-    # -- the dual route: few rows, the squared loss or the squared hinge --------------------
-    def _fit_dual(self, X, targets, weight) -> None:
-        """``σ`` and ``α`` of least leave-one-out loss at the number of features kept, each
-        ``σ`` from its ``n × n`` Gram matrix (least squares: one eigendecomposition serves every
-        ``α``; the squared hinge: finite Newton along the ``α``); the model is the exact
-        minimiser on all the rows."""
-        dtype, device = self._torch_dtype(), self.device_
-        X = X.toarray() if sp.issparse(X) else X  # few rows: the same fit as the dense rows
-        X_t = to_tensor(X, dtype, device)
-        y_t = self._target_tensor(targets, device)
-        w_t = torch.as_tensor(weight, dtype=dtype, device=device)
-        plan = self.fit_plan_
-        block_size, n_blocks = plan.block_size, plan.max_blocks
-        sigmas = self._bandwidth_candidates(X)
-        alphas = list(plan.dual_alphas)
-        if len(sigmas) * len(alphas) > 1 and int((w_t > 0).sum()) < 2:
-            raise ValueError(f"n_samples={X.shape[0]} is too few to choose sigma and alpha by "
-                             "leave-one-out (rows of positive sample_weight: "
-                             f"{int((w_t > 0).sum())}); pass more rows, or numbers for sigma "
-                             "and alpha.")
-        best, records = self._solve_dual(X_t, y_t, w_t, sigmas, alphas, block_size, n_blocks,
-                                         plan.losses_compared)
-        candidates = [name for name in best if math.isfinite(best[name][0])] or list(best)
-        if not math.isfinite(best[candidates[0]][0]):
-            warnings.warn(f"The squared hinge's Newton iteration did not converge at alpha="
-                          f"{best[candidates[0]][1]:g} (near interpolation); the model is its "
-                          "last iterate. Pass a larger alpha.", ConvergenceWarning, stacklevel=4)
-        held = torch.as_tensor(weight > 0)
-        y_held, w_held = y_t[held], w_t[held]
-        chosen = candidates[0]
-        for name in candidates[1:]:  # another loss only for clearly fewer leave-one-out errors
-            if self._clearly_better(best[name][2].leave_one_out, best[chosen][2].leave_one_out,
-                                    y_held, w_held):
-                chosen = name
-        if len(best) > 1:
-            self.loss_ = chosen
-        loss, alpha, solution = best[chosen]
-        result = FitResult(theta=solution.theta().to(dtype),
-                           best_loss=torch.tensor([loss], dtype=torch.float64), best_epoch=[0],
-                           loss_curve=[solution.training_loss], validation_curve=[[loss]],
-                           n_epochs=1, n_steps=1)
-        self.cv_results_ = cv_results(records) if len(records) > 1 else None
-        self._set_preconditioned(result, solution.feature_map, [alpha], n_blocks,
-                                 [(n_blocks, loss, 1, solution.feature_map.sigma)])
-        self._calibrate_held_out(solution.leave_one_out.to(dtype), y_held, w_held)
-
+    # -- the exact dual solvers on few rows (the subsample's selection) ----------------------
     def _solve_dual(self, X_t, y_t, w_t, sigmas, alphas, block_size, n_blocks, losses):
         """``({loss: (least leave-one-out loss, its α, its solution)}, cv_results_ records)``
         over every ``σ`` (one ``n × n`` Gram matrix at a time, shared by the losses)."""
@@ -194,7 +147,7 @@ class ConvergingMixin(SubsampleMixin):
             del rows  # one bandwidth's n × n matrices at a time
         return best, records
 
-    def _clearly_better(self, candidate, kept, targets, weight) -> bool:
+    def _clearly_better(self, candidate, kept, targets, weight, z: float = 2.0) -> bool:
         """Whether the leave-one-out predictions ``candidate`` beat ``kept`` (another loss of
         ``_dual_losses``; the classifier compares errors)."""
         return False

@@ -27,8 +27,8 @@ import numpy as np
 import torch
 
 from ..planning import LIMITS, FitPlan
-from ..solvers.cached import (FeatureCache, RidgeSolve, SketchPreconditioner, ridge_dual_rows,
-                              ridge_pcg)
+from ..solvers.cached import (FeatureCache, RidgeSolve, SketchPreconditioner, exact_gram,
+                              ridge_dual_rows, ridge_pcg)
 from ..solvers.conjugate import conjugate_preconditioner
 from ..solvers.epochs import FitResult
 from ..solvers.selection import Problem
@@ -43,7 +43,11 @@ class SubsampleMixin:
     def _fit_subsample(self, problem: Problem) -> None:
         plan: FitPlan = self.fit_plan_
         positions, sub = self._subsample_rows(problem, plan.selection_rows)
-        sigma, alpha, loss, records = self._subsample_choice(problem, sub)
+        if plan.selection != "none" and len(sub) < 2:
+            raise ValueError(f"n_samples={problem.X.shape[0]} is too few to choose sigma and alpha "
+                             f"by leave-one-out (rows of positive sample_weight: {len(sub)}); pass "
+                             "more rows, or numbers for sigma and alpha.")
+        sigma, alpha, loss, records, chosen = self._subsample_choice(problem, sub)
         self.cv_results_ = cv_results(records) if len(records) > 1 else None
         if loss != "squared":
             self.loss_ = loss
@@ -60,7 +64,7 @@ class SubsampleMixin:
         sketch = (subset(problem.X, sub), positions)
         theta, history, iterations = self._grow_and_solve(cache, held, y, w, alpha, loss,
                                                           sketch, plan)
-        best_loss = min(h[1] for h in history)
+        best_loss = min(h[1] for h in history) if held is not None else chosen[0]
         result = FitResult(theta=theta.to(self._torch_dtype()),
                            best_loss=torch.tensor([best_loss], dtype=torch.float64), best_epoch=[0],
                            loss_curve=[h[1] for h in history],
@@ -69,7 +73,10 @@ class SubsampleMixin:
         J = (theta.shape[0] - 1) // feature_map.block_size
         self._set_preconditioned(result, feature_map, [alpha], J,
                                  [(blocks, value, its, sigma) for blocks, value, its in history])
-        self._calibrate(problem)
+        if held is None and chosen[1] is not None:  # no held-out rows: the subsample's leave-one-out
+            self._calibrate_held_out(*chosen[1:])
+        else:
+            self._calibrate(problem)
 
     def _subsample_rows(self, problem: Problem, m: int) -> tuple[torch.Tensor, torch.Tensor]:
         """``m`` seeded training rows of positive weight: their positions among the training
@@ -81,17 +88,19 @@ class SubsampleMixin:
         return positions, rows[positions]
 
     def _subsample_choice(self, problem: Problem, sub: torch.Tensor) -> tuple:
-        """``(σ, α, loss, cv_results_ records)`` of least leave-one-out loss on the rows ``sub``
+        """``(σ, α, loss, cv_results_ records, (its leave-one-out loss, predictions, targets,
+        weights))`` of least leave-one-out loss on the rows ``sub``
         at the plan's selection features; for two classes with ``loss="auto"`` the squared hinge
         only where it makes significantly fewer leave-one-out errors (McNemar)."""
         plan = self.fit_plan_
+        X_all = problem.X.matrix if hasattr(problem.X, "matrix") else problem.X.cpu().numpy()
         if plan.selection == "none":
-            X = problem.X.matrix if hasattr(problem.X, "matrix") else problem.X.cpu().numpy()
-            return self._bandwidth_candidates(X)[0], plan.dual_alphas[0], plan.loss, []
+            return (self._bandwidth_candidates(X_all)[0], plan.dual_alphas[0], plan.loss, [],
+                    (math.nan, None, None, None))
         X_sub, y_sub, w_sub = subset(problem.X, sub), problem.y[sub], problem.weight[sub]
         X_sub = X_sub.matrix.toarray() if hasattr(X_sub, "matrix") else X_sub
         X_sub = torch.as_tensor(X_sub, dtype=self._torch_dtype(), device=problem.y.device)
-        sigmas = self._bandwidth_candidates(X_sub.cpu().numpy())
+        sigmas = self._bandwidth_candidates(X_all)  # the median of every row, as by epochs
         blocks = max(1, plan.selection_features // plan.block_size)
         solve = functools.partial(self._solve_dual, X_sub, y_sub, w_sub, block_size=plan.block_size,
                                   n_blocks=blocks)
@@ -108,10 +117,12 @@ class SubsampleMixin:
         for name in others:
             if math.isfinite(best[name][0]) and self._clearly_better(
                     best[name][2].leave_one_out, best[chosen][2].leave_one_out,
-                    y_sub.reshape(len(w_sub), -1).to(best[chosen][2].leave_one_out), w_sub.double()):
+                    y_sub.reshape(len(w_sub), -1).to(best[chosen][2].leave_one_out), w_sub.double(),
+                    z=LIMITS.subsample_loss_z):
                 chosen = name
-        _, alpha, solution = best[chosen]
-        return solution.feature_map.sigma, alpha, chosen, records
+        loo, alpha, solution = best[chosen]
+        held = (solution.leave_one_out.to(self._torch_dtype()), y_sub[w_sub > 0], w_sub[w_sub > 0])
+        return solution.feature_map.sigma, alpha, chosen, records, (loo, *held)
 
     def _grow_and_solve(self, cache, held, y, w, alpha, loss, sketch, plan) -> tuple:
         """The best ``θ`` over doubling feature sizes, its history ``[(blocks, held-out loss,
@@ -139,6 +150,9 @@ class SubsampleMixin:
         """Least squares by preconditioned CG, or the squared hinge by Newton on its active set
         (each Newton system the least squares of the active rows)."""
         limits = LIMITS
+        if loss == "squared" and cache.n_rows <= LIMITS.dual_max_rows:  # few rows: exactly
+            every = torch.arange(cache.n_rows, device=y.device)
+            return RidgeSolve(ridge_dual_rows(cache, every, y, w, alpha, cache.n_rows), 1, True)
         if loss == "squared":
             precond = SketchPreconditioner(cache.feature_map, n_blocks, sketch[0], alpha,
                                            float(w.double().mean()))
@@ -154,15 +168,20 @@ def _newton_hinge(cache, y, w, alpha, sketch, n_blocks, start, limits) -> RidgeS
     gradients would crawl), else by conjugate gradients."""
     theta, total, active = start, 0, None
     X_sketch, positions = sketch
+    gram = None
+    if cache.n_rows <= limits.dual_max_rows:  # few rows: every Newton system from one Gram
+        gram = exact_gram(cache.rows(torch.arange(cache.n_rows, device=y.device)))
     for _ in range(limits.newton_max_steps):
         if theta is not None:
             now = (y.double() * cache.matmul(theta) < 1).any(dim=1)  # inside the margin
             if active is not None and bool((now == active).all()):
                 break
             active = now
-        index = torch.nonzero(active).reshape(-1) if active is not None else None
-        if index is not None and len(index) <= limits.dual_max_rows:
-            theta, total = ridge_dual_rows(cache, index, y[index], w[index], alpha, cache.n_rows), total + 1
+        index = (torch.nonzero(active).reshape(-1) if active is not None
+                 else torch.arange(cache.n_rows, device=y.device))
+        if len(index) <= limits.dual_max_rows:
+            theta = ridge_dual_rows(cache, index, y[index], w[index], alpha, cache.n_rows, gram)
+            total += 1
             continue
         weights = w if active is None else w * active
         drawn = X_sketch if active is None else subset(X_sketch, torch.nonzero(active[positions]).reshape(-1))

@@ -213,10 +213,10 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
     def _resolve_loss(self, loss: str) -> None:
         self.loss_ = loss
 
-    def _clearly_better(self, candidate, kept, targets, weight) -> bool:
+    def _clearly_better(self, candidate, kept, targets, weight, z: float = 2.0) -> bool:
         """Whether the leave-one-out predictions ``candidate`` make significantly fewer errors
         than ``kept`` (McNemar): on the rows only one of them gets wrong, ``b`` of them ``kept``'s
-        and ``c`` ``candidate``'s (weights as row counts), ``b − c > 2√(b + c)``. A difference of
+        and ``c`` ``candidate``'s (weights as row counts), ``b − c > z√(b + c)``. A difference of
         a few rows is noise (``make_moons``: the hinge 1 row of 1,500 ahead on leave-one-out and
         0.2 points behind on the test rows)."""
         wrong_candidate = self._wrong(candidate, targets)
@@ -224,7 +224,7 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
         counts = weight / weight.mean()
         b = float((counts * (wrong_kept & ~wrong_candidate)).sum())
         c = float((counts * (wrong_candidate & ~wrong_kept)).sum())
-        return b - c > 2 * math.sqrt(b + c)
+        return b - c > z * math.sqrt(b + c)
 
     @staticmethod
     def _wrong(predictions, targets) -> torch.Tensor:

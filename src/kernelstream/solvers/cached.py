@@ -24,7 +24,7 @@ from ..features.base import FeatureMap
 from .feature_rows import CHUNK_FLOATS, INTERCEPT_FEATURE, PARAM_BYTES
 
 __all__ = ["FeatureCache", "SketchPreconditioner", "RidgeSolve", "augmented_features", "cache_bytes",
-           "ridge_dual_rows", "ridge_pcg"]
+           "exact_gram", "jittered_cholesky", "ridge_dual_rows", "ridge_pcg"]
 
 
 def cache_bytes(n_rows: int, n_features: int, dtype: torch.dtype) -> int:
@@ -151,16 +151,20 @@ def augmented_features(feature_map: FeatureMap, X, n_blocks: int) -> torch.Tenso
 
 
 def ridge_dual_rows(cache: FeatureCache, index: torch.Tensor, y: torch.Tensor,
-                    weight: torch.Tensor, alpha: float, n_rows: int) -> torch.Tensor:
+                    weight: torch.Tensor, alpha: float, n_rows: int,
+                    gram: torch.Tensor | None = None) -> torch.Tensor:
     """The exact minimiser of ``Σ_{i∈A} w_i ½(φ_iᵀW + b − y_i)²/n + (α/2)‖W‖²`` over the rows
     ``A = index`` (few), in the dual: ``W = Φ_AᵀSξ`` with ``S = diag(√w)``,
     ``M = SΦ_AΦ_AᵀS + nαI``, ``ξ = M⁻¹S(y − b)`` and ``b = sᵀM⁻¹Sy / sᵀM⁻¹s`` (``1ᵀβ = 0``:
-    the intercept is free). One ``|A| × |A|`` Cholesky factor; ``θ = [W; b/c]`` in float64."""
+    the intercept is free). One ``|A| × |A|`` Cholesky factor; ``θ = [W; b/c]`` in float64.
+    ``gram``: ``ΦΦᵀ`` of every cached row (float64), when the caller keeps it for several
+    ``A``."""
     Phi = cache.rows(index)
     s = weight.double().sqrt()[:, None]
-    M = (Phi @ Phi.T).double() * s * s.T
+    inner = exact_gram(Phi) if gram is None else gram[index][:, index]
+    M = inner * s * s.T
     M.diagonal().add_(n_rows * float(alpha))
-    factor = torch.linalg.cholesky(M)
+    factor = jittered_cholesky(M)
     targets = y.double().reshape(len(index), -1)
     solved = torch.cholesky_solve(torch.cat([s * targets, s], dim=1), factor)
     C = targets.shape[1]
@@ -168,6 +172,24 @@ def ridge_dual_rows(cache: FeatureCache, index: torch.Tensor, y: torch.Tensor,
     xi = solved[:, :C] - solved[:, C:] * b  # M⁻¹S(y − b)
     W = (Phi.T @ (s * xi).to(Phi.dtype)).double()
     return torch.cat([W, (b / INTERCEPT_FEATURE)[None]])
+
+
+def exact_gram(Phi: torch.Tensor) -> torch.Tensor:
+    """``ΦΦᵀ`` of few rows in float64 products (positive semi-definite to round-off)."""
+    Phi = Phi.double()
+    return Phi @ Phi.T
+
+
+def jittered_cholesky(M: torch.Tensor) -> torch.Tensor:
+    """The Cholesky factor of ``M``, adding ``10^k·ε·mean(diag M)`` to its diagonal (``k`` =
+    0, 1, …) where round-off leaves it not quite positive definite (``α`` near 0)."""
+    factor, info = torch.linalg.cholesky_ex(M)
+    jitter = float(M.diagonal().mean()) * torch.finfo(M.dtype).eps
+    while int(info) != 0:
+        jitter *= 10
+        factor, info = torch.linalg.cholesky_ex(M + jitter * torch.eye(M.shape[0], dtype=M.dtype,
+                                                                      device=M.device))
+    return factor
 
 
 class RidgeSolve:
