@@ -38,8 +38,10 @@ EPOCHS = dataclasses.replace(LIMITS, cache_bytes=0)
     (REGRESSOR, dict(n_rows=L.dual_max_rows), "dual"),
     (REGRESSOR, dict(n_rows=L.dual_max_rows + 1), "subsample"),
     (REGRESSOR, dict(n_rows=L.dual_max_rows + 1, limits=EPOCHS), "epochs"),  # no cache fits
-    (REGRESSOR, dict(n_rows=L.cache_bytes // (4 * (L.solve_start_features + 1))), "subsample"),
-    (REGRESSOR, dict(n_rows=L.cache_bytes // (4 * (L.solve_start_features + 1)) + 1), "epochs"),
+    (_with(REGRESSOR, sigma=1.0, alpha=1e-3, early_stopping=False),  # every row trains
+     dict(n_rows=L.cache_bytes // (4 * 1024) - 1), "subsample"),
+    (_with(REGRESSOR, sigma=1.0, alpha=1e-3, early_stopping=False),
+     dict(n_rows=L.cache_bytes // (4 * 1024)), "epochs"),                    # a block: no room
     (REGRESSOR, dict(n_rows=5000, n_features=L.dual_dense_floats // L.subsample_rows), "subsample"),
     (REGRESSOR, dict(n_rows=5000, n_features=L.dual_dense_floats // L.subsample_rows + 1), "epochs"),
     (_with(REGRESSOR, loss="huber"), dict(n_rows=5000), "epochs"),

@@ -107,6 +107,12 @@ class FitLimits:
     #: (McNemar) at this ``z``: one standard error, as a spurious hinge costs little and a
     #: missed one much (records: docs/decisions/subsample-route.md)
     subsample_loss_z: float = 1.0
+    #: ``σ/2``, ``σ/4`` (at most ``narrowings`` halvings) challenge the subsample's ``σ`` by one
+    #: solve each on this many training rows, judged on the held-out rows
+    narrow_rows: int = 16384
+    narrowings: int = 3
+    #: least squares' preconditioner sketches ``sketch_ratio·n/D`` rows (at least the subsample)
+    sketch_ratio: int = 8
     #: the cached features of the training rows take at most this many bytes (else: epochs)
     cache_bytes: int = 4 * 2**30
     #: each solve's conjugate gradients stop at this relative residual ...
@@ -188,9 +194,11 @@ class FitPlan:
     narrow: bool
     growth_tol: float
     reasons: tuple[str, ...] = field(default=())
-    #: the subsample route: features of the selection, and the cache's byte budget
+    #: the subsample route: features of the selection, the cache's byte budget, and the rows
+    #: of the narrowing check
     selection_features: int = 0
     cache_bytes: int | None = None
+    narrow_rows: int = 0
 
     @property
     def n_components(self) -> int:
@@ -277,14 +285,19 @@ def _dual_possible(shape: DataShape, params: dict, limits: FitLimits) -> bool:
             and (not shape.sparse or shape.n_rows * shape.n_features <= limits.dual_dense_floats))
 
 
+def _cache_holds_a_block(shape: DataShape, params: dict, limits: FitLimits) -> bool:
+    """Whether the cache's budget holds one block (or the given budget) of the training rows."""
+    n_train = _split(shape, params, chooses(params))[0]
+    size, blocks = feature_layout(params["n_components"], params["block_size"])
+    return 4 * (n_train + 1) * size * (blocks or 1) <= limits.cache_bytes
+
+
 def _subsample_possible(shape: DataShape, params: dict, limits: FitLimits) -> bool:
-    """The subsample route's conditions but the loss's: arrays beyond the dual route with the
-    default solver and ``max_iter``, a subsample whose dense copy is small, and the first
-    features of every row within the cache's budget."""
+    """The subsample route's conditions but the loss's and the cache's: arrays beyond the dual
+    route with the default solver and ``max_iter``, and a subsample whose dense copy is small."""
     return (not shape.stream and params["solver"] == "preconditioned"
             and params["max_iter"] == "auto" and shape.n_rows > limits.dual_max_rows
-            and limits.subsample_rows * shape.n_features <= limits.dual_dense_floats
-            and shape.n_rows * (limits.solve_start_features + 1) * 4 <= limits.cache_bytes)
+            and limits.subsample_rows * shape.n_features <= limits.dual_dense_floats)
 
 
 def resolve_precond_eps(eps, loss: str, n_classes: int | None,
@@ -342,7 +355,8 @@ def plan_fit(estimator: str, shape: DataShape, params: dict, *, warm: bool = Fal
         return _warm_plan(estimator, shape, params, limits, loss)
     if few_rows and loss in DUAL_LOSSES:
         return _subsample_plan(estimator, shape, params, limits, loss, few_rows=True)
-    if subsample and (loss == "squared" or (loss == "squared_hinge" and shape.n_classes == 2)):
+    if (subsample and (loss == "squared" or (loss == "squared_hinge" and shape.n_classes == 2))
+            and _cache_holds_a_block(shape, params, limits)):
         return _subsample_plan(estimator, shape, params, limits, loss)
     return _epochs_plan(estimator, shape, params, limits, loss)
 
@@ -371,8 +385,9 @@ def _subsample_plan(estimator, shape, params, limits, loss, few_rows: bool = Fal
                    dual_alphas=dual_alphas, block_size=size, start_blocks=start, max_blocks=most,
                    race_blocks=0, judge="direct", solver="dual" if few_rows else "pcg",
                    validation_fraction=fraction,
-                   narrow=False, selection_features=min(limits.subsample_features, size * most),
-                   cache_bytes=limits.cache_bytes)
+                   narrow=not few_rows and is_auto(params["sigma"]) and fraction is not None,
+                   selection_features=min(limits.subsample_features, size * most),
+                   cache_bytes=limits.cache_bytes, narrow_rows=limits.narrow_rows)
     return dataclasses.replace(plan, reasons=_subsample_reasons(plan, params, limits, n_train))
 
 
@@ -394,6 +409,10 @@ def _subsample_reasons(plan: FitPlan, params: dict, limits: FitLimits, n_train: 
     if plan.validation_fraction is not None:
         reasons.append(f"{n_train:,} rows train, a fraction {plan.validation_fraction:g} is held "
                        "out to judge the feature sizes")
+    if plan.narrow:
+        reasons.append(f"sigma/2, sigma/4, ... (at most {limits.narrowings}) challenge the "
+                       f"subsample's sigma while they pay on the held-out rows, each one solve on "
+                       f"min(n, {plan.narrow_rows:,}) rows (skipped below twice the subsample)")
     if few:
         reasons.append(f"{plan.n_components:,} features ({plan.max_blocks} blocks of "
                        f"{plan.block_size}): " + ("n_components as given" if params["n_components"]

@@ -51,8 +51,10 @@ class SubsampleMixin:
         self.cv_results_ = cv_results(records) if len(records) > 1 else None
         if loss != "squared":
             self.loss_ = loss
-        n = problem.n_train
-        alpha = alpha * len(sub) / n if self.alpha == "auto" else alpha  # nα stays the subsample's mα
+        n, m = problem.n_train, len(sub)
+        carry = (lambda rows: alpha * m / rows) if self.alpha == "auto" else (lambda rows: alpha)
+        sigma = self._narrowed(problem, sigma, carry, loss, positions)
+        alpha = carry(n)  # nα stays the subsample's mα
         feature_map = self._make_map(problem.X.shape[1], sigma, plan.block_size)
         train = problem.index(torch.arange(n, device=problem.y.device))
         cache = FeatureCache(feature_map, subset(problem.X, train), plan.cache_bytes)
@@ -61,7 +63,8 @@ class SubsampleMixin:
         if problem.validation is not None:
             X_val, y_val, w_val = problem.validation
             held = (FeatureCache(feature_map, X_val), y_val.reshape(len(w_val), -1), w_val)
-        sketch = (subset(problem.X, sub), positions)
+        sketch = (subset(problem.X, sub), positions[:m], positions,
+                  lambda k: subset(problem.X, problem.index(positions[:k])))
         theta, history, iterations = self._grow_and_solve(cache, held, y, w, alpha, loss,
                                                           sketch, plan)
         best_loss = min(h[1] for h in history) if held is not None else chosen[0]
@@ -79,13 +82,42 @@ class SubsampleMixin:
             self._calibrate(problem)
 
     def _subsample_rows(self, problem: Problem, m: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """``m`` seeded training rows of positive weight: their positions among the training
-        rows and their rows of ``X``."""
+        """Every training row of positive weight in a seeded order (positions among the
+        training rows), and the rows of ``X`` of the first ``m``: the subsample."""
         rows = problem.index(torch.arange(problem.n_train, device=problem.y.device))
         positions = torch.nonzero(problem.weight[rows] > 0).reshape(-1)
         order = torch.randperm(len(positions), generator=torch.Generator().manual_seed(self.seed_))
-        positions = positions[order[:min(m, len(positions))].to(positions.device)]
-        return positions, rows[positions]
+        positions = positions[order.to(positions.device)]
+        return positions, rows[positions[:m]]
+
+    def _narrowed(self, problem: Problem, sigma: float, carry, loss: str, order) -> float:
+        """``σ/2``, ``σ/4``, … challenge the subsample's ``σ`` while each pays on the held-out
+        rows (:func:`_pays`), each by one solve on the first ``narrow_rows`` rows of ``order``
+        at the start features: the best bandwidth narrows as rows grow, and a subsample of
+        ``m`` rows cannot see it (the paper's 2-D set: 0.25× the median on 1,024 rows)."""
+        plan = self.fit_plan_
+        k = min(len(order), plan.narrow_rows)
+        if not plan.narrow or k < 2 * plan.selection_rows:
+            return sigma
+        rows = problem.index(order[:k])
+        X, y, w = subset(problem.X, rows), problem.y[rows].reshape(k, -1), problem.weight[rows]
+        X_val, y_val, w_val = problem.validation
+        sketch = (subset(problem.X, rows[:plan.selection_rows]),
+                  torch.arange(plan.selection_rows, device=y.device), rows,
+                  lambda j: subset(problem.X, rows[:j]))
+        best = None
+        for step in range(LIMITS.narrowings + 1):
+            candidate = sigma / 2**step
+            feature_map = self._make_map(problem.X.shape[1], candidate, plan.block_size)
+            cache = FeatureCache(feature_map, X, plan.cache_bytes)
+            cache.grow(plan.start_blocks)
+            solve = self._solve_at(cache, y, w, carry(k), loss, sketch, plan.start_blocks, None)
+            held = (FeatureCache(feature_map, X_val), y_val.reshape(len(w_val), -1), w_val)
+            losses = _held_out_losses(held, solve.theta, plan.start_blocks, loss)
+            if best is not None and not _pays(best[1], losses, plan.growth_tol):
+                break
+            best = (candidate, losses)
+        return best[0]
 
     def _subsample_choice(self, problem: Problem, sub: torch.Tensor) -> tuple:
         """``(σ, α, loss, cv_results_ records, (its leave-one-out loss, predictions, targets,
@@ -154,11 +186,20 @@ class SubsampleMixin:
             every = torch.arange(cache.n_rows, device=y.device)
             return RidgeSolve(ridge_dual_rows(cache, every, y, w, alpha, cache.n_rows), 1, True)
         if loss == "squared":
-            precond = SketchPreconditioner(cache.feature_map, n_blocks, sketch[0], alpha,
+            rows = sketch_rows(len(sketch[2]), cache.n_features, len(sketch[1]))
+            X_sketch = sketch[0] if rows <= len(sketch[1]) else sketch[3](rows)
+            precond = SketchPreconditioner(cache.feature_map, n_blocks, X_sketch, alpha,
                                            float(w.double().mean()))
             return ridge_pcg(cache, y, w, alpha, precond, start, tol=limits.solve_tol,
                              max_iter=limits.solve_max_iter)
         return _newton_hinge(cache, y, w, alpha, sketch, n_blocks, start, limits)
+
+
+def sketch_rows(n_rows: int, n_features: int, least: int) -> int:
+    """Rows of the least-squares preconditioner's sketch: the subsample's ``least``, or more
+    where the rows are many for their features, ``c·n/D`` (``c = sketch_ratio``: the sketch's
+    ``sD²`` work then about ``c`` conjugate-gradient iterations' ``nD``), at most ``n``."""
+    return min(n_rows, max(least, LIMITS.sketch_ratio * n_rows // max(n_features, 1)))
 
 
 def _newton_hinge(cache, y, w, alpha, sketch, n_blocks, start, limits) -> RidgeSolve:
@@ -167,7 +208,7 @@ def _newton_hinge(cache, y, w, alpha, sketch, n_blocks, start, limits) -> RidgeS
     system exactly in the dual while those rows are few (where ``α`` is small and conjugate
     gradients would crawl), else by conjugate gradients."""
     theta, total, active = start, 0, None
-    X_sketch, positions = sketch
+    X_sketch, positions = sketch[0], sketch[1]
     gram = None
     if cache.n_rows <= limits.dual_max_rows:  # few rows: every Newton system from one Gram
         gram = exact_gram(cache.rows(torch.arange(cache.n_rows, device=y.device)))

@@ -72,10 +72,10 @@ class FeatureCache:
         r, n = self.feature_map.block_size, self.n_rows
         part = torch.empty((n, (n_blocks - self.n_blocks) * r), dtype=self.X.dtype, device=self.X.device)
         group = max(1, PARAM_BYTES // (self.feature_map.block_param_numel() * self.X.element_size()))
-        step = max(1, CHUNK_FLOATS // (group * r))
         for j in range(self.n_blocks, n_blocks, group):
             blocks = range(j, min(j + group, n_blocks))
             columns = slice((j - self.n_blocks) * r, (blocks.stop - self.n_blocks) * r)
+            step = max(1, CHUNK_FLOATS // (len(blocks) * r))  # rows whose features fit a chunk
             for i in range(0, n, step):
                 rows = slice(i, min(i + step, n))
                 chunk = self.feature_map.features(self.X[rows], blocks).reshape(rows.stop - i, -1)
@@ -118,20 +118,23 @@ class FeatureCache:
 
 class SketchPreconditioner:
     """``P = (UUᵀ + αI)⁻¹`` with ``U = Φ̃_sᵀ√(c/s)`` from ``s`` sketch rows (``c``: the mean
-    weight), applied by Woodbury: ``Pr = (r − U(αI + UᵀU)⁻¹Uᵀr)/α``. No eigendecomposition: one
-    ``s × s`` Cholesky factor (``s³/3``), ``O(sD)`` per application; exact on the span of the
-    sketch rows' features, ``1/α`` off it."""
+    weight). With ``D + 1 ≤ s`` the ``(D+1)²`` matrix ``UUᵀ + αI`` is factored (Cholesky, ``sD²``);
+    else by Woodbury, ``Pr = (r − U(αI + UᵀU)⁻¹Uᵀr)/α`` (``s²D``): exact on the span of the
+    sketch rows' features, ``1/α`` off it. No eigendecomposition; ``O(D·min(s, D))`` per use."""
 
     def __init__(self, feature_map: FeatureMap, n_blocks: int, X_sketch, alpha: float,
                  weight_scale: float = 1.0):
         s = X_sketch.shape[0]
         scale = math.sqrt(weight_scale / s)
-        self.U = augmented_features(feature_map, X_sketch, n_blocks).T.contiguous() * scale
-        gram = (self.U.T @ self.U).double()
-        gram.diagonal().add_(alpha)
-        self.factor, self.alpha = torch.linalg.cholesky(gram), float(alpha)
+        U = augmented_features(feature_map, X_sketch, n_blocks).T.contiguous() * scale
+        self.alpha, self.covariance = float(alpha), U.shape[0] <= s
+        inner = (U @ U.T if self.covariance else U.T @ U).double()
+        inner.diagonal().add_(alpha)
+        self.factor, self.U = jittered_cholesky(inner), None if self.covariance else U
 
     def __call__(self, r: torch.Tensor) -> torch.Tensor:
+        if self.covariance:
+            return torch.cholesky_solve(r.double(), self.factor)
         projected = (self.U.T @ r.to(self.U.dtype)).double()
         inner = torch.cholesky_solve(projected, self.factor)
         return (r - (self.U @ inner.to(self.U.dtype)).double()) / self.alpha
