@@ -1,0 +1,91 @@
+"""The cached-feature solvers of the subsample route: the cache is the features, conjugate
+gradients reach the normal equations' optimum, the dual solve is the primal one, and a cache
+over its budget says so."""
+
+import math
+
+import pytest
+import torch
+
+from kernelstream.features import make_feature_map
+from kernelstream.solvers.cached import (FeatureCache, SketchPreconditioner, augmented_features,
+                                         ridge_dual_rows, ridge_pcg)
+
+torch.manual_seed(0)
+
+
+def _problem(n=600, d=3, r=64, sigma=1.0, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    X = torch.randn(n, d, generator=g, dtype=torch.float64)
+    y = torch.sin(X.sum(dim=1, keepdim=True)) + 0.1 * torch.randn(n, 1, generator=g, dtype=torch.float64)
+    w = torch.rand(n, generator=g, dtype=torch.float64) + 0.5
+    return make_feature_map("rbf", d, sigma, r, seed), X, y, w
+
+
+def _exact(Phi, y, w, alpha):
+    """The minimiser of Σ w ½(φ̃ᵀθ − y)²/n + α/2‖W‖² by the normal equations, float64."""
+    n = Phi.shape[0]
+    H = Phi.T @ (w[:, None] * Phi) / n
+    penalty = torch.full((Phi.shape[1],), alpha, dtype=Phi.dtype)
+    penalty[-1] = 0.0
+    return torch.linalg.solve(H + torch.diag(penalty), Phi.T @ (w[:, None] * y) / n)
+
+
+def test_the_cache_grows_by_new_blocks_and_multiplies_as_the_features():
+    fmap, X, y, w = _problem()
+    cache = FeatureCache(fmap, X)
+    cache.grow(2)
+    cache.grow(5)  # blocks 2..4 only, appended
+    assert [part.shape[1] for part in cache.parts] == [128, 192]
+    Phi = augmented_features(fmap, X, 5)
+    theta = torch.randn(Phi.shape[1], 2, dtype=torch.float64)
+    torch.testing.assert_close(cache.matmul(theta), Phi @ theta)
+    U = torch.randn(X.shape[0], 2, dtype=torch.float64)
+    torch.testing.assert_close(cache.rmatmul(U), Phi.T @ U)
+    start = cache.extended(theta[:129], 5)  # 2 blocks' coefficients: the same outputs at 5
+    small = augmented_features(fmap, X, 2)
+    torch.testing.assert_close(Phi @ start, small @ theta[:129])
+
+
+@pytest.mark.parametrize("sketch_rows", [64, 600])  # Woodbury on few rows; the covariance on many
+def test_conjugate_gradients_reach_the_normal_equations(sketch_rows):
+    fmap, X, y, w = _problem()
+    cache = FeatureCache(fmap, X)
+    cache.grow(4)
+    alpha = 1e-4
+    precond = SketchPreconditioner(fmap, 4, X[:sketch_rows], alpha, float(w.mean()))
+    solve = ridge_pcg(cache, y, w, alpha, precond, tol=1e-10, max_iter=500)
+    exact = _exact(augmented_features(fmap, X, 4), y, w, alpha)
+    assert solve.converged
+    torch.testing.assert_close(solve.theta, exact, rtol=1e-6, atol=1e-7)
+
+
+def test_the_sketch_of_every_row_preconditions_exactly():
+    fmap, X, y, w = _problem(n=400)
+    cache = FeatureCache(fmap, X)
+    cache.grow(2)  # 129 features < 400 rows: the covariance is factored
+    precond = SketchPreconditioner(fmap, 2, X, 1e-3, 1.0)
+    solve = ridge_pcg(cache, y, torch.ones(400, dtype=torch.float64), 1e-3, precond, tol=1e-8)
+    assert solve.iterations <= 3
+
+
+def test_the_dual_solve_of_few_rows_is_the_primal_optimum():
+    fmap, X, y, w = _problem(n=300)
+    cache = FeatureCache(fmap, X)
+    cache.grow(8)  # 512 features > 300 rows
+    rows = torch.arange(0, 300, 2)
+    alpha = 1e-3
+    theta = ridge_dual_rows(cache, rows, y[rows], w[rows], alpha, n_rows=300)
+    Phi = augmented_features(fmap, X[rows], 8)
+    exact = _exact(Phi, y[rows], w[rows] * len(rows) / 300, alpha)  # Σ_A w(…)²/2n + α/2‖W‖²
+    torch.testing.assert_close(theta, exact, rtol=1e-6, atol=1e-8)
+
+
+def test_a_cache_over_its_budget_says_what_to_do():
+    fmap, X, _, _ = _problem(n=100)
+    cache = FeatureCache(fmap, X, budget=100 * 64 * 8 * 3)  # three float64 blocks
+    cache.grow(3)
+    assert not cache.fits(4)
+    with pytest.raises(MemoryError, match=r"over the budget.*cache_bytes"):
+        cache.grow(4)
+    assert cache.n_blocks == 3 and math.isclose(cache.nbytes, 100 * 192 * 8)
