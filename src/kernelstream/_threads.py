@@ -58,14 +58,19 @@ def thread_limits(n_jobs: int | None) -> Iterator[int]:
     threads; both are restored afterwards. Yields the thread count."""
     n = resolve_n_jobs(n_jobs)
     previous = torch.get_num_threads()
-    blas = _blas()
-    user_blas = min((lib["num_threads"] for lib in blas.info()), default=n)
+    libraries = _blas().lib_controllers
+    current = [library.get_num_threads() for library in libraries]  # C calls, microseconds
+    target = min([n, *current])
+    changed = [(library, threads) for library, threads in zip(libraries, current) if threads != target]
     if n != previous:
         torch.set_num_threads(n)
     try:
-        with blas.limit(limits=min(n, user_blas)):
-            yield n
+        for library, _ in changed:
+            library.set_num_threads(target)
+        yield n
     finally:
+        for library, threads in changed:
+            library.set_num_threads(threads)
         if torch.get_num_threads() != previous:
             torch.set_num_threads(previous)
 
