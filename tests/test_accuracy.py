@@ -107,3 +107,19 @@ def test_binary_default_finds_a_noise_free_boundary():
     error = 1 - clf.score(X[2500:], y[2500:])
     assert clf.fit_plan_.route == "subsample" and set(clf.cv_results_["n_rows"]) == {1024}
     assert clf.loss_ == "squared_hinge" and error <= 0.025, error
+
+
+def test_friedman1_regressor_finds_the_relevant_features():
+    """``make_friedman1`` with 20 irrelevant features of 25 (issue 33): ``sigma="auto"`` tries
+    per-feature lengthscales of greatest GP marginal likelihood on 500 subsample rows and keeps
+    them for a lower leave-one-out loss; measured RMSE 0.512 (noise 0.5) in 4.9 CPU s, against
+    1.459 isotropic."""
+    from sklearn.datasets import make_friedman1
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = make_friedman1(8000, n_features=25, noise=0.5, random_state=0)
+    scaler = StandardScaler().fit(X[:6000])
+    model = DSGRegressor(random_state=0).fit(scaler.transform(X[:6000]), y[:6000])
+    rmse = np.sqrt(np.mean((model.predict(scaler.transform(X[6000:])) - y[6000:]) ** 2))
+    assert rmse <= 0.55, rmse
+    assert model.lengthscales_[:5].max() < model.lengthscales_[5:].min()  # relevance

@@ -113,6 +113,10 @@ class FitLimits:
     narrowings: int = 3
     #: least squares' preconditioner sketches ``sketch_ratio·n/D`` rows (at least the subsample)
     sketch_ratio: int = 8
+    #: a regressor's ``sigma="auto"`` also tries per-feature lengthscales of greatest GP
+    #: marginal likelihood on this many subsample rows, by at most this many L-BFGS iterations
+    lengthscale_rows: int = 500
+    lengthscale_iterations: int = 30
     #: the cached features of the training rows take at most this many bytes (else: epochs)
     cache_bytes: int = 4 * 2**30
     #: each solve's conjugate gradients stop at this relative residual ...
@@ -199,6 +203,9 @@ class FitPlan:
     selection_features: int = 0
     cache_bytes: int | None = None
     narrow_rows: int = 0
+    #: the rows and L-BFGS iterations of a regressor's per-feature lengthscales (0: none)
+    lengthscale_rows: int = 0
+    lengthscale_iterations: int = 0
 
     @property
     def n_components(self) -> int:
@@ -387,7 +394,9 @@ def _subsample_plan(estimator, shape, params, limits, loss, few_rows: bool = Fal
                    validation_fraction=fraction,
                    narrow=not few_rows and is_auto(params["sigma"]) and fraction is not None,
                    selection_features=min(limits.subsample_features, size * most),
-                   cache_bytes=limits.cache_bytes, narrow_rows=limits.narrow_rows)
+                   cache_bytes=limits.cache_bytes, narrow_rows=limits.narrow_rows,
+                   lengthscale_rows=limits.lengthscale_rows,
+                   lengthscale_iterations=limits.lengthscale_iterations)
     return dataclasses.replace(plan, reasons=_subsample_reasons(plan, params, limits, n_train))
 
 

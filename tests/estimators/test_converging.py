@@ -30,9 +30,14 @@ def test_defaults_choose_sigma_and_alpha_on_a_subsample_and_grow_while_it_pays()
     m, n_train = plan.selection_rows, 3000 - math.ceil(0.1 * 3000)
     assert any(math.isclose(model.alpha_, a * m / n_train) for a in LIMITS.dual_alphas)
     median = median_distance(X, seed=model.seed_ % 2**32)
-    assert min(abs(model.sigma_ / median - s) for s in SIGMA_SCALES) < 1e-6
     cv = model.cv_results_
     assert set(cv["n_rows"]) == {m} and np.isfinite(cv["mean_test_score"]).all()
+    isotropic = [s for s in cv["param_sigma"] if np.ndim(s) == 0]
+    per_feature = [s for s in cv["param_sigma"] if np.ndim(s) == 1]  # tried: d = 2
+    assert min(abs(s / median - k) for s in isotropic for k in SIGMA_SCALES) < 1e-6
+    assert per_feature and all(s.shape == (2,) for s in per_feature)
+    best = cv["param_sigma"][int(np.argmax(cv["mean_test_score"]))]
+    assert any(np.allclose(model.sigma_, best / 2**k) for k in range(4))  # then narrowed
     sizes = [g["n_components"] for g in model.feature_growth_]
     assert sizes == [LIMITS.solve_start_features * 2**k for k in range(len(sizes))]
     assert model.n_components_ in sizes

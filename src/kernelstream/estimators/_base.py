@@ -282,6 +282,17 @@ class DSGBase(StreamFitMixin, KernelEstimator):
     def _class_weights(self, targets) -> np.ndarray:
         return np.ones(targets.shape[0])
 
+    @property
+    def lengthscales_(self) -> np.ndarray:
+        """``ℓ`` of every feature, ``(n_features_in_,)``, of a shift-invariant kernel (rbf,
+        laplace, matern): ``σ`` repeated for one bandwidth, else the per-feature lengthscales
+        that ``sigma="auto"`` chose (a long one: a feature that matters little)."""
+        feature_map = self.expansion_.feature_map  # AttributeError before fit
+        if not feature_map.per_feature_lengthscales:
+            raise AttributeError(f"kernel={self.kernel!r} has no lengthscales; sigma_ is its "
+                                 "parameter.")
+        return feature_map.lengthscales
+
     def _set_fitted(self, expansion: Expansion, n_iter: int) -> None:
         self.expansion_ = expansion
         self.sigma_ = expansion.feature_map.sigma

@@ -25,8 +25,9 @@ from .._device import resolve_device, to_tensor
 from .._validation import Integral, Interval, Real, StrOptions
 from ..expansion import Expansion
 from ..features import make_feature_map, resolve_bandwidth
+from ..glossary import sigma_constraint
 from ..ops.sparse import CSRRows, keeps_sparse
-from ..planning import LIMITS, DataShape, FitPlan, dual_layout, plan_fit
+from ..planning import LIMITS, DataShape, FitPlan, dual_layout, is_auto, plan_fit
 from ..rng import draw_seed
 from ..solvers.conjugate import QUADRATIC_LOSSES
 from ..solvers.dual import dual_ridge, gram_rows
@@ -43,7 +44,7 @@ __all__ = ["ConvergingMixin"]
 
 CONVERGING_CONSTRAINTS = {
     "solver": [StrOptions({"preconditioned", "cg", "one_pass"})],
-    "sigma": [Interval(Real, 0, None, closed="neither"), StrOptions({"median", "auto"})],
+    "sigma": sigma_constraint("median", "auto"),
     "alpha": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
     "tol": [Interval(Real, 0, None, closed="left"), None],
     "early_stopping": ["boolean"],
@@ -78,7 +79,7 @@ class ConvergingMixin(SubsampleMixin):
         return self.fit_plan_
 
     def _one_pass_sigma(self):
-        return "median" if self.sigma == "auto" else self.sigma
+        return "median" if is_auto(self.sigma) else self.sigma
 
     def _fit_preconditioned(self, X, y, sample_weight, resume=None):
         with self._unchanged_on_error(), closing(self._progress()) as progress:

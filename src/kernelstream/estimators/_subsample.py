@@ -30,11 +30,15 @@ from ..planning import LIMITS, FitPlan
 from ..solvers.cached import (FeatureCache, RidgeSolve, SketchPreconditioner, exact_gram,
                               ridge_dual_rows, ridge_pcg)
 from ..solvers.conjugate import conjugate_preconditioner
+from ..solvers.lengthscales import fit_lengthscales
 from ..solvers.epochs import FitResult
 from ..solvers.selection import Problem
 from ..solvers.streams import subset
 
 __all__ = ["SubsampleMixin", "cv_results"]
+
+#: the kernels whose feature maps take one lengthscale per feature
+PER_FEATURE_KERNELS = ("rbf", "laplace", "matern")
 
 
 class SubsampleMixin:
@@ -139,9 +143,16 @@ class SubsampleMixin:
         first, *others = plan.losses_compared
         best, records = _descend(lambda sigma: solve([sigma], list(plan.dual_alphas), losses=(first,)),
                                  sigmas, first)
+        per_feature = self._lengthscale_candidates(X_sub, y_sub, plan)
+        if per_feature:  # kept only for a lower leave-one-out loss than one bandwidth's
+            ard, extra = _descend(lambda sigma: solve([sigma], list(plan.dual_alphas),
+                                                      losses=(first,)), per_feature, first)
+            records += extra
+            if ard[first][0] < best[first][0]:
+                best = ard
         for name in others:  # the hinge at least squares' bandwidth or wider, decades of α
             kept = best[first][2].feature_map.sigma
-            wider = [s for s in sigmas if s >= kept * (1 - 1e-9)]
+            wider = [s for s in sigmas if np.mean(s) >= np.mean(kept) * (1 - 1e-9)]
             more, extra = _descend(lambda sigma: solve([sigma], list(plan.dual_alphas[::2]),
                                                        losses=(name,)), wider, name)
             best, records = {**best, **more}, records + extra
@@ -155,6 +166,22 @@ class SubsampleMixin:
         loo, alpha, solution = best[chosen]
         held = (solution.leave_one_out.to(self._torch_dtype()), y_sub[w_sub > 0], w_sub[w_sub > 0])
         return solution.feature_map.sigma, alpha, chosen, records, (loo, *held)
+
+    def _lengthscale_candidates(self, X_sub: torch.Tensor, y_sub: torch.Tensor, plan) -> list:
+        """``sigma="auto"`` of a regressor (``d ≥ 2``, a kernel with per-feature lengthscales):
+        ``ℓ/2, ℓ, 2ℓ`` with ``ℓ`` the lengthscales of greatest GP marginal likelihood on the
+        subsample's first ``lengthscale_rows`` rows (record: docs/decisions/ard-lengthscales.md);
+        else none."""
+        if (plan.sigma_scales is None or getattr(self, "classes_", None) is not None
+                or X_sub.shape[1] < 2 or self.kernel not in PER_FEATURE_KERNELS):
+            return []
+        rows = min(len(X_sub), plan.lengthscale_rows)
+        lengthscales, *_ = fit_lengthscales(X_sub[:rows].double().cpu().numpy(),
+                                            y_sub[:rows].double().cpu().numpy(), kernel=self.kernel,
+                                            rows=rows, seed=self.seed_ % 2**32,
+                                            max_iter=plan.lengthscale_iterations,
+                                            kernel_params=self.kernel_params)
+        return [scale * lengthscales for scale in (0.5, 1.0, 2.0)]
 
     def _grow_and_solve(self, cache, held, y, w, alpha, loss, sketch, plan) -> tuple:
         """The best ``θ`` over doubling feature sizes, its history ``[(blocks, held-out loss,
@@ -286,12 +313,21 @@ def _pays(before: torch.Tensor, after: torch.Tensor, tol: float) -> bool:
     return mean > tol * float(before.mean()) and mean > 2 * spread
 
 
+def _column(values: list) -> np.ndarray:
+    """``values`` as an array: an object array where some are arrays (per-feature sigma)."""
+    if any(np.ndim(v) for v in values):
+        column = np.empty(len(values), dtype=object)
+        column[:] = [np.asarray(v) if np.ndim(v) else v for v in values]
+        return column
+    return np.array(values)
+
+
 def cv_results(records: list[dict]) -> dict:
     """Selection candidates as scikit-learn's ``cv_results_``: one entry per (rung, sigma,
     alpha[, loss])."""
     params = ("sigma", "alpha", "loss") if "loss" in records[0] else ("sigma", "alpha")
     keys = ("rung", *params, "n_rows", "n_components", "validation_loss", "epochs")
-    out = {f"param_{k}" if k in params else k: np.array([r[k] for r in records]) for k in keys}
+    out = {f"param_{k}" if k in params else k: _column([r[k] for r in records]) for k in keys}
     out["mean_test_score"] = -out.pop("validation_loss")
     out["params"] = [{k: r[k] for k in params} for r in records]
     return out
