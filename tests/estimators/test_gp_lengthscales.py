@@ -29,13 +29,31 @@ def test_irrelevant_features_get_larger_lengthscales(friedman):
     assert ell[5:].min() > ell[:5].max(), ell
     assert np.median(ell[5:]) > 10 * np.median(ell[:3]), ell
     assert 0.1 < gp.noise_ < 0.5  # true 0.25
-    assert "sigma and noise (and the amplitude) by the marginal likelihood" in str(gp.fit_plan_)
+    assert "by the marginal likelihood" in str(gp.fit_plan_)
+    assert gp.kernel_choice_ == "per_feature"
+    loo = gp.kernel_choice_loo_  # the guard: per-feature LOO error well below the isotropic's
+    assert loo.shape == (2,) and loo[0] <= 0.8 * loo[1], loo
+
+
+def test_equally_relevant_features_keep_one_bandwidth():
+    """The guard: per-feature lengthscales that do not clearly pay on the evidence rows give way
+    to the isotropic fit; ``lengthscales_`` is then ``sigma_`` repeated."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 4))
+    y = np.sin(X).sum(1) + 0.3 * rng.normal(size=400)
+    gp = DSGGaussianProcessRegressor(**SMALL).fit(X, y)
+    assert gp.kernel_choice_ == "isotropic" and isinstance(gp.sigma_, float)
+    np.testing.assert_array_equal(gp.lengthscales_, np.full(4, gp.sigma_))
+    assert gp.kernel_choice_loo_[0] > 0.8 * gp.kernel_choice_loo_[1], gp.kernel_choice_loo_
+    given = DSGGaussianProcessRegressor(sigma=np.ones(4), **SMALL).fit(X, y)
+    assert given.kernel_choice_ == "per_feature" and np.isnan(given.kernel_choice_loo_).all()
 
 
 def test_one_bandwidth_when_given_or_median_or_one_feature(friedman):
     X, y = friedman
     given = DSGGaussianProcessRegressor(sigma=2.0, **SMALL).fit(X, y)
     assert given.sigma_ == 2.0 and np.array_equal(given.lengthscales_, np.full(10, 2.0))
+    assert given.kernel_choice_ == "isotropic"
     median = DSGGaussianProcessRegressor(sigma="median", **SMALL).fit(X, y)
     assert isinstance(median.sigma_, float)
     one = DSGGaussianProcessRegressor(**SMALL).fit(X[:, :1], y)

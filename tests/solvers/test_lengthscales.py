@@ -8,8 +8,8 @@ from sklearn.datasets import make_friedman1
 
 from kernelstream.features import make_feature_map
 from kernelstream.solvers.gp_evidence import neg_log_marginal_likelihood
-from kernelstream.solvers.lengthscales import (_Problem, _value_and_gradient, fit_lengthscales,
-                                               initial_lengthscales, loo_error)
+from kernelstream.solvers.lengthscales import (_Problem, _value_and_gradient, choose_lengthscales,
+                                               fit_lengthscales, initial_lengthscales, loo_error)
 
 
 def _friedman(n=300, d=10, seed=0):
@@ -74,6 +74,35 @@ def test_loo_error_is_refitting_without_each_row():
         errors.append(y[i] - K[i, keep] @ weights)
     closed = loo_error(torch.as_tensor(K), torch.as_tensor(y), lam)
     assert float(closed) == pytest.approx(np.mean(np.square(errors)), rel=1e-10)
+
+
+def test_the_guard_scores_the_exact_gp_leave_one_out():
+    """``choose_lengthscales``'s numbers are the GP's leave-one-out errors, refitted without each
+    row (``C = a·K_ℓ + s²I``), in units of mean(y²)."""
+    rng = np.random.default_rng(2)
+    X, y = rng.normal(size=(30, 3)), rng.normal(size=30)
+    ell, a, s2 = np.array([0.7, 1.5, 4.0]), 2.0, 0.3
+    K = np.exp(-0.5 * (((X[:, None] - X[None]) / ell) ** 2).sum(-1))
+    errors = []
+    for i in range(30):
+        keep = np.arange(30) != i
+        weights = np.linalg.solve(a * K[keep][:, keep] + s2 * np.eye(29), y[keep])
+        errors.append(y[i] - a * K[i, keep] @ weights)
+    choice, loo = choose_lengthscales(X, y, (ell, a, s2), (1.5, a, s2))
+    assert loo[0] == pytest.approx(np.mean(np.square(errors)) / np.mean(y**2), rel=1e-10)
+    assert choice == ("per_feature" if loo[0] <= 0.8 * loo[1] else "isotropic")
+
+
+def test_the_guard_keeps_per_feature_lengthscales_only_when_they_clearly_pay():
+    X, y = _friedman(300)
+    y = y - y.mean()
+    ell, noise, signal, _ = fit_lengthscales(X, y, rows=300, max_iter=40)
+    iso = (float(np.sqrt(X.shape[1])), signal, noise)  # the start, one bandwidth
+    choice, loo = choose_lengthscales(X, y, (ell, signal, noise), iso)
+    assert choice == "per_feature" and loo[0] < 0.5 * loo[1], loo
+    same, tie = choose_lengthscales(X, y, (np.full(10, 2.0), signal, noise), (2.0, signal, noise))
+    assert same == "isotropic" and tie[0] == pytest.approx(tie[1], rel=1e-12)  # a tie: isotropic
+    assert choose_lengthscales(X, y, (ell, signal, noise), iso, ratio=loo[0] / loo[1] / 2)[0] == "isotropic"
 
 
 def test_the_subsample_and_the_budgets_are_kept():

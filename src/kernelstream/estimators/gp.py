@@ -23,7 +23,7 @@ from ..solvers.gp_dual import (features_kernel, kernel_in_chunks, nystrom_factor
                                nystrom_preconditioner, posterior_from_duals, safe_step_size,
                                solve_dual, solve_dual_fixed, NystromPreconditioner)
 from ..solvers.gp_evidence import fit_gp_hyperparameters_coarse_to_fine
-from ..solvers.lengthscales import SIGNAL_BOUNDS, fit_lengthscales
+from ..solvers.lengthscales import SIGNAL_BOUNDS, choose_lengthscales, fit_lengthscales
 from ..solvers.gp_variance import (LandmarkVariance, OperatorVariance, dual_fit_bytes,
                                    landmark_bytes, operator_bytes, targets_bytes,
                                    targets_variance)
@@ -58,14 +58,16 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
     Posterior (Rasmussen & Williams eq. 2.25-2.26, Dai et al. eq. 9), prior ``f ~ GP(0, a k_σ)``
     and ``y = f + ε``, ``ε ~ N(0, s²)``:
     ``μ(x) = k(x, X)(K + s²I)⁻¹ y`` and ``v(x) = k(x, x) − k(x, X)(K + s²I)⁻¹ k(X, x)``.
-    By default one lengthscale per feature ``ℓ`` (ARD, ``k(x, x') = k₁((x − x')/ℓ)``), the
-    amplitude ``a`` and the noise ``s²`` maximise the exact marginal likelihood of a seeded
-    subsample of ``evidence_size`` rows (ML-II by L-BFGS-B from ``ℓ_k = √d·std_k``,
-    :func:`kernelstream.solvers.lengthscales.fit_lengthscales`); with one feature, or a family
-    without per-feature lengthscales, one bandwidth ``σ`` (three starts on 250 of the rows, then
-    one run on all from the best,
-    :func:`kernelstream.solvers.gp_evidence.fit_gp_hyperparameters_coarse_to_fine`); ``y`` is
-    standardised first. The solves run as a preconditioned stochastic iteration in dual
+    By default the bandwidth ``σ`` (three starts on 250 of the rows, then one run on all from
+    the best, :func:`kernelstream.solvers.gp_evidence.fit_gp_hyperparameters_coarse_to_fine`),
+    the amplitude ``a`` and the noise ``s²`` maximise the exact marginal likelihood of a seeded
+    subsample of ``evidence_size`` rows; with two or more features and a family that has them,
+    one lengthscale per feature ``ℓ`` (ARD, ``k(x, x') = k₁((x − x')/ℓ)``) is fitted too (ML-II
+    by L-BFGS-B from ``ℓ_k = √d·std_k``,
+    :func:`kernelstream.solvers.lengthscales.fit_lengthscales`) and kept only when the exact
+    GP's leave-one-out error on those rows is at most 0.8 × the isotropic one's
+    (:func:`kernelstream.solvers.lengthscales.choose_lengthscales`); ``y`` is standardised
+    first. The solves run as a preconditioned stochastic iteration in dual
     coordinates with a fresh feature block per step (:mod:`kernelstream.solvers.gp_dual`); the
     mean is returned as a random-feature expansion over the run's blocks. With a feature
     budget (``n_components``) the blocks are fixed and the duals are solved by conjugate
@@ -110,10 +112,11 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
         A registered kernel family (its exact kernel is used for the targets, the evidence and
         the preconditioner, its random features for the mean).
     sigma : float, array of shape (n_features,), "auto" or "median", default="auto"
-        Bandwidth. "auto": one lengthscale per feature by the marginal likelihood for the rbf,
-        laplace and matern families with two or more features (measured:
-        docs/decisions/ard-lengthscales.md), else one bandwidth by the marginal likelihood,
-        starting from ``sigma_scale`` × the median pairwise distance; "median": that start,
+        Bandwidth. "auto": one bandwidth by the marginal likelihood, starting from
+        ``sigma_scale`` × the median pairwise distance, or one lengthscale per feature by the
+        marginal likelihood for the rbf, laplace and matern families with two or more features
+        when they pass the leave-one-out guard (``kernel_choice_``; measured:
+        docs/decisions/ard-lengthscales.md); "median": that start,
         not fitted; a number: exactly that bandwidth; an array: exactly those per-feature
         lengthscales (rbf, laplace, matern).
     sigma_scale : float, default=1.0
@@ -185,8 +188,18 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
         per-feature lengthscales (fitted by "auto", or given).
     lengthscales_ : ndarray of shape (n_features,)
         The lengthscale of each feature: ``sigma_`` itself when it is per feature, else
-        ``sigma_`` repeated. A large one marks a feature the fit found irrelevant (the kernel
-        barely varies along it): read it as feature relevance on standardised inputs.
+        ``sigma_`` repeated (the isotropic kernel: every feature weighs the same). A large one
+        marks a feature the fit found irrelevant (the kernel barely varies along it): read it
+        as feature relevance on standardised inputs.
+    kernel_choice_ : {"per_feature", "isotropic"}
+        Which kernel the fit uses: ``"per_feature"`` when ``sigma_`` is a vector (fitted and
+        kept by the guard, or given), ``"isotropic"`` for one bandwidth (fitted, given, the
+        median, or kept by the guard because per-feature lengthscales did not clearly pay).
+    kernel_choice_loo_ : ndarray of shape (2,)
+        The guard's evidence: the exact GP's leave-one-out mean squared errors on the evidence
+        rows with the per-feature and the isotropic fit, in units of var(y) (``nan`` where no
+        guard ran); per-feature is kept when the first is at most
+        ``PER_FEATURE_LOO_RATIO`` (0.8) × the second.
     amplitude_ : float
         Prior variance ``a`` of ``f`` in units of ``y²``.
     noise_ : float
@@ -249,7 +262,7 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
 
     _renamed_parameters = {"average": "average_fraction"}
     _state_attributes = ("n_features_in_", "feature_names_in_", "seed_", "sigma_", "lengthscales_",
-                         "noise_",
+                         "kernel_choice_", "kernel_choice_loo_", "noise_",
                          "amplitude_", "_noise_z", "n_outputs_", "_y_1d", "y_offset_", "y_scale_",
                          "variance_method_", "expansion_", "n_components_", "n_iter_", "eta0_",
                          "n_step_halvings_", "residual_norms_", "X_variance_", "variance_", "_cov",
@@ -393,6 +406,7 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
         sigma, amplitude, noise = self._fit_evidence(X, (Y - offset) / spread, spread)
         self.sigma_ = sigma if isinstance(sigma, np.ndarray) else float(sigma)
         self.lengthscales_ = np.broadcast_to(self.sigma_, (X.shape[1],)).astype(np.float64)
+        self.kernel_choice_ = "per_feature" if isinstance(sigma, np.ndarray) else "isotropic"
         self.feature_map_ = build_feature_map(self.kernel, X, sigma=self.sigma_,
                                               block_size=self._feature_layout()[0],
                                               seed=self.seed_, kernel_params=self.kernel_params)
@@ -405,31 +419,55 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
     def _fit_evidence(self, X, Z, spread: float) -> tuple[float | np.ndarray, float, float]:
         """``(σ or ℓ, a, s²)`` in the units of the standardised targets ``Z``: what is "auto" by
         the marginal likelihood on :meth:`_evidence_rows`, the rest as given (a given noise
-        fixes ``a = 1``); per-feature lengthscales when :meth:`_fits_lengthscales`."""
+        fixes ``a = 1``); per-feature lengthscales when :meth:`_fits_lengthscales` and they
+        pass :func:`~kernelstream.solvers.lengthscales.choose_lengthscales` against the
+        isotropic fit. Sets ``kernel_choice_`` and ``kernel_choice_loo_``."""
         start = "median" if isinstance(self.sigma, str) else self.sigma
         sigma = resolve_bandwidth(self.kernel, X, start, self.sigma_scale, self.seed_)
         fit_sigma, fit_noise = isinstance(self.sigma, str) and self.sigma == "auto", self.noise == "auto"
         amplitude, noise = 1.0, 0.1 if fit_noise else float(self.noise) / spread**2
+        self.kernel_choice_loo_ = np.full(2, np.nan)
         if not (fit_sigma or fit_noise) or X.shape[0] < 3:
             return sigma, amplitude, noise
         rows = self._evidence_rows(X.shape[0])
         if fit_sigma and self._fits_lengthscales(X.shape[1]):
-            sigma, noise_fit, amplitude_fit, _ = fit_lengthscales(
-                X[rows], Z[rows], kernel=self.kernel, rows=len(rows), seed=self.seed_ % 2**32,
-                kernel_params=self.kernel_params, noise=None if fit_noise else noise,
-                signal=None if fit_noise else 1.0, signal_bounds=(SIGNAL_BOUNDS[0], MAX_SIGNAL))
+            fit = self._choose_lengthscales(X[rows], Z[rows], sigma, noise, fit_noise)
         else:
-            start_map = make_feature_map(self.kernel, X.shape[1], sigma, self.block_size,
-                                         self.seed_, kernel_params=self.kernel_params)
-            hp = fit_gp_hyperparameters_coarse_to_fine(
-                start_map.kernel_at, torch.as_tensor(X[rows]),
-                torch.as_tensor(Z[rows], dtype=torch.float64), sigma0=sigma, fit_sigma=fit_sigma,
-                noise0=noise, fit_noise=fit_noise)
-            sigma = hp.sigma if fit_sigma else sigma
-            noise_fit, amplitude_fit = hp.noise, hp.amplitude
+            fit = self._fit_isotropic(X[rows], Z[rows], sigma, noise, fit_sigma, fit_noise)
+        sigma = fit[0] if fit_sigma else sigma
         if fit_noise:  # a given noise stays exactly that number, with a = 1
-            amplitude, noise = amplitude_fit, max(noise_fit, MIN_NOISE * amplitude_fit)
+            amplitude, noise = fit[1], max(fit[2], MIN_NOISE * fit[1])
         return sigma, amplitude, noise
+
+    def _choose_lengthscales(self, X, Z, sigma: float, noise: float, fit_noise: bool) -> tuple:
+        """``(ℓ or σ, a, s²)`` on the evidence rows ``(X, Z)``: one bandwidth from ``sigma``
+        (:meth:`_fit_isotropic`) and one lengthscale per feature, the amplitude at most
+        ``MAX_SIGNAL``·var(Z) (:func:`~kernelstream.solvers.lengthscales.fit_lengthscales`),
+        by the marginal likelihood; the second kept when it passes
+        :func:`~kernelstream.solvers.lengthscales.choose_lengthscales` (which sets
+        ``kernel_choice_loo_``); a given noise is kept with ``a = 1``."""
+        isotropic = self._fit_isotropic(X, Z, sigma, noise, True, fit_noise)
+        ell, noise_fit, signal_fit, _ = fit_lengthscales(
+            X, Z, kernel=self.kernel, rows=len(X), seed=self.seed_ % 2**32,
+            kernel_params=self.kernel_params, noise=None if fit_noise else noise,
+            signal=None if fit_noise else 1.0, signal_bounds=(SIGNAL_BOUNDS[0], MAX_SIGNAL))
+        per_feature = (ell, signal_fit if fit_noise else 1.0, noise_fit if fit_noise else noise)
+        choice, self.kernel_choice_loo_ = choose_lengthscales(
+            X, Z, per_feature, isotropic, kernel=self.kernel, kernel_params=self.kernel_params)
+        return per_feature if choice == "per_feature" else isotropic
+
+    def _fit_isotropic(self, X, Z, sigma, noise: float, fit_sigma: bool,
+                       fit_noise: bool) -> tuple[float, float, float]:
+        """``(σ, a, s²)`` of one bandwidth by the marginal likelihood on the evidence rows
+        ``(X, Z)`` (:func:`~kernelstream.solvers.gp_evidence.fit_gp_hyperparameters_coarse_to_fine`
+        from ``sigma``); what is not fitted comes back as given (``a = 1``)."""
+        start_map = make_feature_map(self.kernel, X.shape[1], sigma, self.block_size,
+                                     self.seed_, kernel_params=self.kernel_params)
+        hp = fit_gp_hyperparameters_coarse_to_fine(
+            start_map.kernel_at, torch.as_tensor(X), torch.as_tensor(Z, dtype=torch.float64),
+            sigma0=sigma, fit_sigma=fit_sigma, noise0=noise, fit_noise=fit_noise)
+        return (hp.sigma if fit_sigma else sigma, hp.amplitude if fit_noise else 1.0,
+                hp.noise if fit_noise else noise)
 
     def _fits_lengthscales(self, n_features: int) -> bool:
         """``sigma="auto"`` fits one lengthscale per feature (ARD) for a family that has them
