@@ -421,7 +421,7 @@ def _subsample_reasons(plan: FitPlan, params: dict, limits: FitLimits, n_train: 
     if plan.narrow:
         reasons.append(f"sigma/2, sigma/4, ... (at most {limits.narrowings}) challenge the "
                        f"subsample's sigma while they pay on the held-out rows, each one solve on "
-                       f"min(n, {plan.narrow_rows:,}) rows (skipped below twice the subsample)")
+                       f"{plan.narrow_rows:,} rows (where the training rows are more)")
     if few:
         reasons.append(f"{plan.n_components:,} features ({plan.max_blocks} blocks of "
                        f"{plan.block_size}): " + ("n_components as given" if params["n_components"]

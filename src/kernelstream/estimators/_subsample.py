@@ -100,8 +100,8 @@ class SubsampleMixin:
         at the start features: the best bandwidth narrows as rows grow, and a subsample of
         ``m`` rows cannot see it (the paper's 2-D set: 0.25× the median on 1,024 rows)."""
         plan = self.fit_plan_
-        k = min(len(order), plan.narrow_rows)
-        if not plan.narrow or k < 2 * plan.selection_rows:
+        k = plan.narrow_rows
+        if not plan.narrow or len(order) <= k:  # fewer rows: the subsample's σ stands
             return sigma
         rows = problem.index(order[:k])
         X, y, w = subset(problem.X, rows), problem.y[rows].reshape(k, -1), problem.weight[rows]
