@@ -103,6 +103,8 @@ def test_the_guard_keeps_per_feature_lengthscales_only_when_they_clearly_pay():
     same, tie = choose_lengthscales(X, y, (np.full(10, 2.0), signal, noise), (2.0, signal, noise))
     assert same == "isotropic" and tie[0] == pytest.approx(tie[1], rel=1e-12)  # a tie: isotropic
     assert choose_lengthscales(X, y, (ell, signal, noise), iso, ratio=loo[0] / loo[1] / 2)[0] == "isotropic"
+    few, _ = choose_lengthscales(X[:199], y[:199], (ell, signal, noise), iso)  # < 20 rows per feature
+    assert few == "isotropic"
 
 
 def test_the_subsample_and_the_budgets_are_kept():

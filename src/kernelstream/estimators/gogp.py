@@ -18,12 +18,13 @@ from sklearn.utils.validation import check_is_fitted
 from .._device import resolve_device, to_tensor
 from .._threads import resolve_n_jobs
 from .._validation import Integral, Interval, Real, StrOptions, check_magnitude
-from ..glossary import constraints
+from ..glossary import constraints, sigma_constraint
 from ..planning import LIMITS, DataShape, plan_gaussian_process
 from ..features import KERNELS, FeatureMap, build_feature_map, kernel_class, resolve_bandwidth
 from ..solvers.gogp import GoGPKernelState
 from ..solvers.gogp_rf import GoGPFeatureState
 from ..solvers.gp_evidence import fit_gp_hyperparameters
+from ..solvers.lengthscales import choose_lengthscales, fit_lengthscales
 from .._state import feature_map_from_config
 from ..rng import draw_seed
 from ._base import assign_parameters
@@ -55,10 +56,15 @@ class GoGPRegressor(RegressorMixin, KernelEstimator):
     kernel : str, default="rbf"
         A registered kernel ("rbf", "laplace", "matern", ...); the random-feature variant needs
         one with random features (every registered family has them).
-    sigma : float, "auto" or "median", default="auto"
+    sigma : float, array of shape (n_features,), "auto" or "median", default="auto"
         Bandwidth. "auto": maximise the exact GP marginal likelihood on the first
         ``min(n, 500)`` rows of ``fit`` (of the first ``partial_fit`` call), starting from the
-        median distance; "median": median heuristic.
+        median distance; with two or more features and the rbf, laplace or matern family also
+        one lengthscale per feature (ARD, ``k₁((x − x')/ℓ)``, from ``ℓ_k = √d·std_k``), kept
+        when the exact GP's leave-one-out error on those rows is at most 0.8 × the one
+        bandwidth's (``kernel_choice_``; docs/decisions/ard-lengthscales.md); "median": median
+        heuristic; a number or an array: exactly that bandwidth or those per-feature
+        lengthscales (rbf, laplace, matern).
     noise : float or "auto", default="auto"
         Noise variance ``s²``, in units of ``y²``. A number means the prior ``y ~ GP(mean(y), k)``
         with unit amplitude, as ``GaussianProcessRegressor(kernel=RBF(sigma), alpha=noise)``.
@@ -117,8 +123,21 @@ class GoGPRegressor(RegressorMixin, KernelEstimator):
         RMSE of the predictions made before learning each online point (``nan`` if none).
     n_inducing_ : int
         ``|U|`` (0 for the random-feature variant).
-    sigma_, noise_, amplitude_ : float
-        Bandwidth, noise variance and signal variance (``y`` units).
+    sigma_ : float or ndarray of shape (n_features,)
+        The bandwidth the kernel was built with: one number, or the per-feature lengthscales.
+    lengthscales_ : ndarray of shape (n_features,)
+        The lengthscale of each feature: ``sigma_`` itself when it is per feature, else
+        ``sigma_`` repeated (the isotropic kernel). A large one marks a feature the fit found
+        irrelevant.
+    kernel_choice_ : {"per_feature", "isotropic"}
+        ``"per_feature"`` when ``sigma_`` is a vector (fitted and kept by the guard, or given),
+        else ``"isotropic"``.
+    kernel_choice_loo_ : ndarray of shape (2,)
+        The guard's leave-one-out mean squared errors on the evidence rows, per-feature and
+        isotropic (:func:`kernelstream.solvers.lengthscales.choose_lengthscales`; ``nan``
+        where no guard ran).
+    noise_, amplitude_ : float
+        Noise variance and signal variance (``y`` units).
     join_threshold_ : float
         Join threshold used (units of the prior standard deviation).
     y_offset_, y_scale_ : float
@@ -142,7 +161,8 @@ class GoGPRegressor(RegressorMixin, KernelEstimator):
 
     _mutable_state = ("state_",)  # rolled back by a deep copy
     _renamed_parameters = {"theta": "join_threshold"}
-    _state_attributes = ("n_features_in_", "feature_names_in_", "seed_", "sigma_", "noise_",
+    _state_attributes = ("n_features_in_", "feature_names_in_", "seed_", "sigma_", "lengthscales_",
+                         "kernel_choice_", "kernel_choice_loo_", "noise_",
                          "amplitude_", "join_threshold_", "y_offset_", "y_scale_", "_noise_z",
                          "feature_map_", "state_", "_sq_sum", "_n_online", "n_inducing_", "t_",
                          "progressive_rmse_")
@@ -150,7 +170,7 @@ class GoGPRegressor(RegressorMixin, KernelEstimator):
     _parameter_constraints: dict = {
         **constraints("kernel", "join_threshold", "kernel_params", "random_state", "verbose",
                       "device", "n_jobs"),
-        "sigma": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto", "median"})],
+        "sigma": sigma_constraint("auto", "median"),
         "noise": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "variant": [StrOptions({"kernel", "random_features"})],
         "n_components": [Interval(Integral, 1, None, closed="left")],
@@ -282,25 +302,24 @@ class GoGPRegressor(RegressorMixin, KernelEstimator):
         self._sq_sum, self._n_online = 0.0, 0
 
     def _set_hyperparameters(self, X, y) -> None:
-        """ML-II on ``(X, y)`` for what is "auto"; fixed values are kept (see class docstring)."""
+        """ML-II on ``(X, y)`` for what is "auto" (:meth:`_fit_evidence`); fixed values are kept
+        (see class docstring)."""
         offset = float(np.mean(y))
         spread = float(np.std(y)) if len(y) > 1 and np.std(y) > 0 else 1.0
-        if self.sigma == "auto" or self.sigma == "median":
-            sigma0 = resolve_bandwidth(self.kernel, X, "median", 1.0, self.seed_)
-        else:
-            sigma0 = float(self.sigma)
-        fit_sigma, fit_noise = self.sigma == "auto", self.noise == "auto"
+        given = not isinstance(self.sigma, str)
+        sigma0 = resolve_bandwidth(self.kernel, X, self.sigma if given else "median", 1.0, self.seed_)
+        fit_sigma, fit_noise = not given and self.sigma == "auto", self.noise == "auto"
         scale = spread if fit_noise else 1.0                      # z = (y − mean)/scale
         noise0 = 0.1 if fit_noise else float(self.noise)
         sigma, amplitude, noise = sigma0, 1.0, noise0
+        self.kernel_choice_loo_ = np.full(2, np.nan)
         if (fit_sigma or fit_noise) and len(y) >= 3:
-            Xt = torch.tensor(np.array(X), dtype=torch.float64)
-            zt = torch.as_tensor((y - offset) / scale, dtype=torch.float64)
-            kernel_at = self._feature_map(X, sigma0).kernel_at  # k_σ(X, Y) of σ, pure
-            hp = fit_gp_hyperparameters(kernel_at, Xt, zt, sigma0=sigma0,
-                                        fit_sigma=fit_sigma, noise0=noise0, fit_noise=fit_noise)
-            sigma, amplitude, noise = hp.sigma, hp.amplitude, hp.noise
-        self.sigma_ = float(sigma)
+            sigma, amplitude, noise = self._fit_evidence(np.asarray(X, dtype=np.float64),
+                                                         (y - offset) / scale, sigma0, noise0,
+                                                         fit_sigma, fit_noise)
+        self.sigma_ = sigma if np.ndim(sigma) else float(sigma)
+        self.lengthscales_ = np.broadcast_to(self.sigma_, (X.shape[1],)).astype(np.float64)
+        self.kernel_choice_ = "per_feature" if np.ndim(sigma) else "isotropic"
         self.y_offset_ = offset
         self.y_scale_ = scale * math.sqrt(amplitude)              # internal prior: unit amplitude
         self._noise_z = noise / amplitude                         # s² in internal units
@@ -308,8 +327,34 @@ class GoGPRegressor(RegressorMixin, KernelEstimator):
         self.amplitude_ = self.y_scale_**2
         self.join_threshold_ = math.sqrt(self._noise_z) if self.join_threshold == "auto" else float(self.join_threshold)
 
-    def _feature_map(self, X, sigma: float) -> FeatureMap:
-        """The map of ``kernel`` at the bandwidth ``sigma`` (a number), built once."""
+    def _fit_evidence(self, X: np.ndarray, z: np.ndarray, sigma0, noise0: float, fit_sigma: bool,
+                      fit_noise: bool) -> tuple:
+        """``(σ or ℓ, a, s²)`` by the marginal likelihood of ``z`` (units of ``scale``): one
+        bandwidth from ``sigma0`` (:func:`~kernelstream.solvers.gp_evidence.fit_gp_hyperparameters`);
+        with ``fit_sigma``, two or more features and a family that has them, also one lengthscale
+        per feature (:func:`~kernelstream.solvers.lengthscales.fit_lengthscales`, its default
+        amplitude box: GoGP needs no cap, docs/decisions/ard-lengthscales.md), kept when
+        :func:`~kernelstream.solvers.lengthscales.choose_lengthscales` says they clearly pay."""
+        Xt, zt = torch.from_numpy(X), torch.as_tensor(z, dtype=torch.float64)
+        kernel_at = self._feature_map(X, sigma0).kernel_at  # k_σ(X, Y) of σ, pure
+        hp = fit_gp_hyperparameters(kernel_at, Xt, zt, sigma0=sigma0,
+                                    fit_sigma=fit_sigma, noise0=noise0, fit_noise=fit_noise)
+        fit = (hp.sigma, hp.amplitude, hp.noise)
+        if not (fit_sigma and X.shape[1] >= 2 and self.kernel in KERNELS
+                and kernel_class(self.kernel).per_feature_lengthscales):
+            return fit
+        ell, noise, signal, _ = fit_lengthscales(
+            X, z, kernel=self.kernel, rows=X.shape[0], seed=self.seed_ % 2**32,
+            kernel_params=self.kernel_params, noise=None if fit_noise else noise0,
+            signal=None if fit_noise else 1.0)
+        ard = (ell, signal if fit_noise else 1.0, noise if fit_noise else noise0)
+        choice, self.kernel_choice_loo_ = choose_lengthscales(
+            X, z, ard, fit, kernel=self.kernel, kernel_params=self.kernel_params)
+        return ard if choice == "per_feature" else fit
+
+    def _feature_map(self, X, sigma) -> FeatureMap:
+        """The map of ``kernel`` at the bandwidth ``sigma`` (a number or ``(d,)`` lengthscales),
+        built once."""
         block = self.n_components if self.variant == "random_features" else 2
         return build_feature_map(self.kernel, X, sigma=sigma, block_size=block, seed=self.seed_,
                                  kernel_params=self.kernel_params)

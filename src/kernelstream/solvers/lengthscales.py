@@ -32,7 +32,7 @@ from .gp_evidence import neg_log_marginal_likelihood
 
 __all__ = ["fit_lengthscales", "initial_lengthscales", "loo_error", "choose_lengthscales",
            "OBJECTIVES", "DEFAULT_ROWS", "SIGNAL_BOUNDS", "DEFAULT_MAX_ITER", "PER_FEATURE_LOO_RATIO",
-           "KERNEL_CHOICES"]
+           "MIN_ROWS_PER_LENGTHSCALE", "KERNEL_CHOICES"]
 
 #: rows of the subsample (docs/decisions/ard-lengthscales.md)
 DEFAULT_ROWS = 1000
@@ -55,6 +55,10 @@ NOISE_BOUNDS = (1e-6, 10.0)
 #: measured in docs/decisions/ard-lengthscales.md: friedman1 0.06–0.09, the GP's qm7 0.90,
 #: abalone 0.95–0.96; ARD paid on test rows wherever the ratio was below 0.74)
 PER_FEATURE_LOO_RATIO = 0.8
+#: ... and only from this many evidence rows per feature (the fewest at which that margin was
+#: measured: GoGP's 500 rows of friedman1's 25 features; a handful of rows overfits d + 2
+#: hyper-parameters and their leave-one-out error with them)
+MIN_ROWS_PER_LENGTHSCALE = 20
 #: the values of the estimators' ``kernel_choice_``
 KERNEL_CHOICES = ("per_feature", "isotropic")
 
@@ -284,9 +288,10 @@ def choose_lengthscales(X, y, per_feature: tuple, isotropic: tuple, *, kernel: s
 
     Each fit is ``(ℓ or σ, signal a, noise s²)``; its leave-one-out residuals
     ``r_i = [C⁻¹y]_i / [C⁻¹]_ii``, ``C = a·K_ℓ + s²I`` (:func:`loo_error` at ``λ = s²/a``), and
-    per-feature is kept when ``mean r² ≤ ratio · mean r²_isotropic``. The margin ``ratio``
-    (:data:`PER_FEATURE_LOO_RATIO`) pays for the ``d − 1`` extra hyper-parameters fitted on the
-    same rows. Two Cholesky factorisations of ``m × m``, O(m³ + m²d).
+    per-feature is kept when ``mean r² ≤ ratio · mean r²_isotropic`` and ``m ≥
+    MIN_ROWS_PER_LENGTHSCALE · d``. The margin ``ratio`` (:data:`PER_FEATURE_LOO_RATIO`) pays
+    for the ``d − 1`` extra hyper-parameters fitted on the same rows. Two Cholesky
+    factorisations of ``m × m``, O(m³ + m²d).
 
     Parameters
     ----------
@@ -320,5 +325,6 @@ def choose_lengthscales(X, y, per_feature: tuple, isotropic: tuple, *, kernel: s
                 loo[i] = float(loo_error(kernel_at(X, X, ell), y, noise / signal))
         except torch.linalg.LinAlgError:
             loo[i] = math.inf
-    keep = math.isfinite(loo[0]) and loo[0] <= ratio * loo[1]
+    enough = X.shape[0] >= MIN_ROWS_PER_LENGTHSCALE * X.shape[1]
+    keep = enough and math.isfinite(loo[0]) and loo[0] <= ratio * loo[1]
     return KERNEL_CHOICES[0] if keep else KERNEL_CHOICES[1], loo
