@@ -48,3 +48,12 @@ def test_renamed_parameters_are_refused_by_their_new_name(cls, old, new):
     with pytest.raises(TypeError, match=f"'{old}' is now called '{new}'; pass {new}=0.5"):
         cls(**{old: 0.5})
     assert new in cls().get_params() and old not in cls().get_params()
+
+
+@pytest.mark.parametrize("name", ["DSGGaussianProcessRegressor", "GoGPRegressor"])
+def test_the_kernel_choice_attributes_are_in_the_glossary(name):
+    """Issue 33: the GP and GoGP keep ``lengthscales_``, ``kernel_choice_`` and
+    ``kernel_choice_loo_`` in their state, and the glossary names them."""
+    fitted = {"lengthscales_", "kernel_choice_", "kernel_choice_loo_"}
+    assert fitted <= set(getattr(estimators, name)._state_attributes)
+    assert all(f"`{attribute}`" in TABLE for attribute in fitted)

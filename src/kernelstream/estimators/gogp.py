@@ -62,7 +62,8 @@ class GoGPRegressor(RegressorMixin, KernelEstimator):
         median distance; with two or more features and the rbf, laplace or matern family also
         one lengthscale per feature (ARD, ``k₁((x − x')/ℓ)``, from ``ℓ_k = √d·std_k``), kept
         when the exact GP's leave-one-out error on those rows is at most 0.8 × the one
-        bandwidth's (``kernel_choice_``; docs/decisions/ard-lengthscales.md); "median": median
+        bandwidth's and they are at least 20 per feature (``kernel_choice_``;
+        docs/decisions/ard-lengthscales.md); "median": median
         heuristic; a number or an array: exactly that bandwidth or those per-feature
         lengthscales (rbf, laplace, matern).
     noise : float or "auto", default="auto"

@@ -65,9 +65,9 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
     one lengthscale per feature ``ℓ`` (ARD, ``k(x, x') = k₁((x − x')/ℓ)``) is fitted too (ML-II
     by L-BFGS-B from ``ℓ_k = √d·std_k``,
     :func:`kernelstream.solvers.lengthscales.fit_lengthscales`) and kept only when the exact
-    GP's leave-one-out error on those rows is at most 0.8 × the isotropic one's
-    (:func:`kernelstream.solvers.lengthscales.choose_lengthscales`); ``y`` is standardised
-    first. The solves run as a preconditioned stochastic iteration in dual
+    GP's leave-one-out error on those rows is at most 0.8 × the isotropic one's and there are
+    at least 20 rows per feature (:func:`kernelstream.solvers.lengthscales.choose_lengthscales`);
+    ``y`` is standardised first. The solves run as a preconditioned stochastic iteration in dual
     coordinates with a fresh feature block per step (:mod:`kernelstream.solvers.gp_dual`); the
     mean is returned as a random-feature expansion over the run's blocks. With a feature
     budget (``n_components``) the blocks are fixed and the duals are solved by conjugate
