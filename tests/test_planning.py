@@ -50,6 +50,7 @@ EPOCHS = dataclasses.replace(LIMITS, cache_bytes=0)
     (_with(CLASSIFIER, loss="log_loss"), dict(n_rows=5000), "epochs"),
     (CLASSIFIER, dict(n_rows=5000, n_classes=3), "subsample"),               # least squares
     (REGRESSOR, dict(n_rows=5000, stream=True), "epochs"),
+    (_with(REGRESSOR, checkpoint="fit.ckpt"), dict(n_rows=5000), "epochs"),  # resumable
     (_with(REGRESSOR, loss="huber"), dict(n_rows=100), "epochs"),          # no dual solver
     (_with(REGRESSOR, max_iter=5), dict(n_rows=100), "epochs"),            # epochs asked for
     (_with(REGRESSOR, solver="cg"), dict(n_rows=100), "epochs"),

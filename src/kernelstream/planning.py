@@ -301,9 +301,11 @@ def _cache_holds_a_block(shape: DataShape, params: dict, limits: FitLimits) -> b
 
 def _subsample_possible(shape: DataShape, params: dict, limits: FitLimits) -> bool:
     """The subsample route's conditions but the loss's and the cache's: arrays beyond the dual
-    route with the default solver and ``max_iter``, and a subsample whose dense copy is small."""
+    route with the default solver and ``max_iter``, no checkpoint (the route keeps none: a
+    checkpointed fit runs by epochs, which resume), and a subsample whose dense copy is small."""
     return (not shape.stream and params["solver"] == "preconditioned"
             and params["max_iter"] == "auto" and shape.n_rows > limits.dual_max_rows
+            and params.get("checkpoint") is None  # a checkpointed fit resumes its epochs
             and limits.subsample_rows * shape.n_features <= limits.dual_dense_floats)
 
 
@@ -497,14 +499,27 @@ def _epochs_plan(estimator, shape, params, limits, loss) -> FitPlan:
     return dataclasses.replace(plan, reasons=_epochs_reasons(plan, params, limits, n_train))
 
 
+def _why_epochs(s: DataShape, params: dict, limits: FitLimits, loss: str) -> str:
+    """Why a fit goes by epochs rather than the dual or the subsample route, in words."""
+    if s.stream:
+        return "a stream"
+    if loss not in DUAL_LOSSES or (loss == "squared_hinge" and s.n_rows > limits.dual_max_rows
+                                   and s.n_classes != 2):
+        return f"loss {loss!r} has no dual or subsample solver"
+    if params["max_iter"] != "auto" or params["solver"] != "preconditioned":
+        return "solver or max_iter given"
+    if params.get("checkpoint") is not None:
+        return "a checkpoint resumes epochs"
+    if s.n_rows <= limits.dual_max_rows:
+        return f"sparse rows whose dense copy exceeds {limits.dual_dense_floats:,} values"
+    if limits.subsample_rows * s.n_features > limits.dual_dense_floats:
+        return f"{s.n_features:,} columns: the subsample's dense copy exceeds {limits.dual_dense_floats:,} values"
+    return f"one block of features of every training row exceeds cache_bytes={limits.cache_bytes:,}"
+
+
 def _epochs_reasons(plan: FitPlan, params: dict, limits: FitLimits, n_train: int) -> tuple[str, ...]:
     s = plan.shape
-    why_not_dual = ("a stream" if s.stream else
-                    f"{s.n_rows:,} rows > dual_max_rows={limits.dual_max_rows:,}"
-                    if s.n_rows > limits.dual_max_rows else
-                    f"loss {plan.loss!r} has no dual solver" if plan.loss not in DUAL_LOSSES else
-                    "solver or max_iter given" if params["max_iter"] != "auto" or params["solver"] != "preconditioned"
-                    else f"sparse rows whose dense copy exceeds {limits.dual_dense_floats:,} values")
+    why_not_dual = _why_epochs(s, params, limits, plan.loss)
     reasons = [f"epochs of the {'conjugate-gradient' if plan.solver == 'cg' else 'preconditioned SGD'} "
                f"solver ({why_not_dual})"]
     if plan.validation_fraction is not None:
