@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from dataclasses import dataclass, field
 
 from .solvers.conjugate import QUADRATIC_LOSSES
@@ -26,6 +27,16 @@ __all__ = ["is_auto", "FitLimits", "FitPlan", "GaussianProcessPlan", "DataShape"
 
 #: the losses the exact dual route solves
 DUAL_LOSSES = (*QUADRATIC_LOSSES, "squared_hinge")
+
+
+def default_cache_bytes(most: int = 8 * 2**30) -> int:
+    """A third of the physical memory (``os.sysconf``; 12 GiB where it cannot be read), at most
+    ``most``."""
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # not a POSIX system
+        memory = 12 * 2**30
+    return int(min(most, memory // 3))
 
 
 @dataclass(frozen=True)
@@ -117,8 +128,9 @@ class FitLimits:
     #: marginal likelihood on this many subsample rows, by at most this many L-BFGS iterations
     lengthscale_rows: int = 500
     lengthscale_iterations: int = 30
-    #: the cached features of the training rows take at most this many bytes (else: epochs)
-    cache_bytes: int = 4 * 2**30
+    #: the cached features of the training rows take at most this many bytes (else: epochs):
+    #: a third of the machine's memory, at most 8 GiB
+    cache_bytes: int = field(default_factory=lambda: default_cache_bytes())
     #: each solve's conjugate gradients stop at this relative residual ...
     solve_tol: float = 1e-3
     #: ... or after this many iterations
@@ -430,7 +442,7 @@ def _subsample_reasons(plan: FitPlan, params: dict, limits: FitLimits, n_train: 
                                                   is not None else "the dual budget max(16·sqrt(n)"
                                                   f"·ln n, 2^24/n) <= {limits.few_rows_features:,}"))
         return tuple(reasons)
-    reasons.append(f"features cached (at most {limits.cache_bytes / 2**30:g} GiB), from "
+    reasons.append(f"features cached (at most {limits.cache_bytes / 2**30:.3g} GiB), from "
                    f"{plan.start_blocks} to at most {plan.max_blocks} blocks of {plan.block_size}, "
                    f"doubled while the held-out loss falls by more than {limits.growth_tol:g}; "
                    "each size one solve by conjugate gradients with a Nystrom preconditioner"

@@ -200,9 +200,12 @@ class SubsampleMixin:
             if best is not None and not _pays(best[2], rows, plan.growth_tol):
                 break
             best = (theta, value, rows)
-            if held is None or 2 * J > plan.max_blocks or not cache.fits(2 * J):
+            grown = min(2 * J, plan.max_blocks)
+            while grown > J and not cache.fits(grown):  # the last step: as far as the cache holds
+                grown -= 1
+            if held is None or grown == J:
                 break
-            J *= 2
+            J = grown
         return best[0], history, total
 
     def _solve_at(self, cache, y, w, alpha, loss, sketch, n_blocks, start) -> RidgeSolve:
