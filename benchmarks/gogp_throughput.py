@@ -141,7 +141,7 @@ def main() -> None:
             f"Load average {load_average():.1f} at the end (2 cores; another process shared "
             "them, so wall time exceeds CPU time).", "",
             f"After `fit`: |U| = {model.n_inducing_} (budget {model.max_inducing}), "
-            f"{model.state_.n_removed:,} removals, sigma = {model.sigma_:.3g}, "
+            f"{model.state_.n_removed:,} removals, sigma = {np.array2string(np.asarray(model.sigma_), precision=3)}, "
             f"noise variance = {model.noise_:.4f} (true {NOISE ** 2:.4f}), "
             f"progressive RMSE = {model.progressive_rmse_:.4f}.", "",
             f"Held-out: RMSE = {rmse:.4f} (noise floor {NOISE}); 95% interval coverage = "

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from .solvers.conjugate import QUADRATIC_LOSSES
 from .solvers.direct import DIRECT_MAX_FEATURES
 from .solvers.dual import DUAL_MAX_ROWS
+from .solvers.lengthscales import MIN_ROWS_PER_LENGTHSCALE, PER_FEATURE_LOO_RATIO
 
 __all__ = ["is_auto", "FitLimits", "FitPlan", "GaussianProcessPlan", "DataShape", "LIMITS", "plan_fit",
            "plan_gaussian_process", "default_features",
@@ -640,15 +641,22 @@ def plan_gaussian_process(estimator: str, shape: DataShape, params: dict, *,
     else:
         route = params["variance_method"]
         route = ("targets" if test_points else "landmarks") if route == "auto" else route
-    per_feature = ("sigma" in chosen and not gogp and shape.n_features >= 2
+    per_feature = ("sigma" in chosen and shape.n_features >= 2
                    and params.get("kernel", "rbf") in ("rbf", "laplace", "matern"))
-    what = (" and ".join(("sigma as one lengthscale per feature", *chosen[1:]))
-            + " (and the amplitude, at most var(y))") if per_feature else (
-        f"{' and '.join(chosen)} (and the amplitude)")
-    reasons = [f"{what} by the marginal likelihood on "
-               f"{rows:,} {'first' if gogp else 'seeded'} rows (at most "
-               f"{'gogp_evidence_rows' if gogp else 'evidence_size'}={most:,})"
-               if chosen else "sigma and noise as given"]
+    where = (f"{rows:,} {'first' if gogp else 'seeded'} rows (at most "
+             f"{'gogp_evidence_rows' if gogp else 'evidence_size'}={most:,})")
+    if not chosen:
+        reasons = ["sigma and noise as given"]
+    elif per_feature and rows >= MIN_ROWS_PER_LENGTHSCALE * shape.n_features:
+        reasons = [f"{' and '.join(chosen)} by the marginal likelihood on {where}, sigma both as one "
+                   "bandwidth and as one lengthscale per feature" + ("" if gogp else
+                                                                     " (amplitude at most var(y))")
+                   + "; the per-feature lengthscales kept only if their leave-one-out error there "
+                   f"is at most {PER_FEATURE_LOO_RATIO:g} x the bandwidth's (kernel_choice_ says which)"]
+    else:
+        reasons = [f"{' and '.join(chosen)} (and the amplitude) by the marginal likelihood on {where}"
+                   + (f"; one bandwidth: fewer than {MIN_ROWS_PER_LENGTHSCALE} evidence rows per "
+                      "feature" if per_feature else "")]
     if gogp:
         reasons.append("join_threshold " + ("sqrt(noise): a point joins when its distance to "
                                             "the inducing set's span exceeds the noise's"

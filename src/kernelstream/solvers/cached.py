@@ -178,9 +178,11 @@ def ridge_dual_rows(cache: FeatureCache, index: torch.Tensor, y: torch.Tensor,
 
 
 def exact_gram(Phi: torch.Tensor) -> torch.Tensor:
-    """``ΦΦᵀ`` of few rows in float64 products (positive semi-definite to round-off)."""
-    Phi = Phi.double()
-    return Phi @ Phi.T
+    """``ΦΦᵀ`` of few rows, float64: products in the features' precision (its round-off, which
+    may leave it not quite positive semi-definite, is what :func:`jittered_cholesky` absorbs),
+    symmetrised."""
+    gram = (Phi @ Phi.T).double()
+    return (gram + gram.T) / 2
 
 
 def jittered_cholesky(M: torch.Tensor) -> torch.Tensor:
