@@ -37,7 +37,8 @@ def test_round_trip_predicts_identically(tmp_path, regressor):
     loaded = load(path)
     np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
     assert loaded.get_params() == {**model.get_params(), "random_state": 0}
-    assert loaded.n_components_ == model.n_components_ and loaded.sigma_ == model.sigma_
+    assert loaded.n_components_ == model.n_components_
+    np.testing.assert_array_equal(loaded.sigma_, model.sigma_)  # per-feature: an array
 
 
 @pytest.mark.parametrize("n_classes, loss", [(2, "hinge"), (3, "logistic"), (4, "squared_hinge")])
@@ -297,8 +298,10 @@ def test_fitted_attributes_come_from_the_feature_map(tmp_path, regressor):
     model.save(tmp_path / "m.kst")
     loaded = load(tmp_path / "m.kst")
     fm = loaded.expansion_.feature_map
-    assert (loaded.seed_, loaded.sigma_, loaded.n_features_in_) == (fm.seed, fm.sigma, fm.n_features_in)
-    assert (loaded.seed_, loaded.sigma_) == (model.seed_, model.sigma_)
+    assert (loaded.seed_, loaded.n_features_in_) == (fm.seed, fm.n_features_in)
+    assert loaded.seed_ == model.seed_
+    np.testing.assert_array_equal(loaded.sigma_, fm.sigma)  # a number, or per-feature lengthscales
+    np.testing.assert_array_equal(loaded.sigma_, model.sigma_)
 
 
 # -- earlier formats -----------------------------------------------------------------------------

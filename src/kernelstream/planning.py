@@ -305,6 +305,21 @@ def _dual_possible(shape: DataShape, params: dict, limits: FitLimits) -> bool:
             and (not shape.sparse or shape.n_rows * shape.n_features <= limits.dual_dense_floats))
 
 
+def _check_cache_budget(shape: DataShape, params: dict, limits: FitLimits) -> None:
+    """A budget the user set (``cache_bytes`` a positive number) that cannot hold the features
+    asked for is an error; "auto" and 0 go by epochs."""
+    budget = params.get("cache_bytes", "auto")
+    if is_auto(budget) or int(budget) == 0:
+        return
+    n_train = _split(shape, params, chooses(params))[0]
+    size, blocks = feature_layout(params["n_components"], params["block_size"])
+    need = 4 * (n_train + 1) * size * (blocks or 1)
+    raise ValueError(f"cache_bytes={int(budget):,} cannot hold the cached features of "
+                     f"{n_train:,} training rows x {size * (blocks or 1):,} features "
+                     f"({need:,} bytes); raise cache_bytes, pass fewer n_components, or set "
+                     "cache_bytes='auto' (the epochs route where they do not fit) or 0 (never cache).")
+
+
 def _cache_holds_a_block(shape: DataShape, params: dict, limits: FitLimits) -> bool:
     """Whether the cache's budget holds one block (or the given budget) of the training rows."""
     n_train = _split(shape, params, chooses(params))[0]
@@ -369,6 +384,9 @@ def plan_fit(estimator: str, shape: DataShape, params: dict, *, warm: bool = Fal
     """
     if params.get("solver", "one_pass") == "one_pass":
         return _one_pass_plan(estimator, shape, params, limits)
+    budget = params.get("cache_bytes", "auto")
+    if not is_auto(budget):
+        limits = dataclasses.replace(limits, cache_bytes=int(budget))
     few_rows = _dual_possible(shape, params, limits)
     subsample = not few_rows and not warm and _subsample_possible(shape, params, limits)
     loss = resolve_loss(params.get("loss", "squared"), params["solver"], shape.n_classes,
@@ -377,9 +395,10 @@ def plan_fit(estimator: str, shape: DataShape, params: dict, *, warm: bool = Fal
         return _warm_plan(estimator, shape, params, limits, loss)
     if few_rows and loss in DUAL_LOSSES:
         return _subsample_plan(estimator, shape, params, limits, loss, few_rows=True)
-    if (subsample and (loss == "squared" or (loss == "squared_hinge" and shape.n_classes == 2))
-            and _cache_holds_a_block(shape, params, limits)):
-        return _subsample_plan(estimator, shape, params, limits, loss)
+    if subsample and (loss == "squared" or (loss == "squared_hinge" and shape.n_classes == 2)):
+        if _cache_holds_a_block(shape, params, limits):
+            return _subsample_plan(estimator, shape, params, limits, loss)
+        _check_cache_budget(shape, params, limits)
     return _epochs_plan(estimator, shape, params, limits, loss)
 
 

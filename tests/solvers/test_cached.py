@@ -89,3 +89,36 @@ def test_a_cache_over_its_budget_says_what_to_do():
     with pytest.raises(MemoryError, match=r"over the budget.*cache_bytes"):
         cache.grow(4)
     assert cache.n_blocks == 3 and math.isclose(cache.nbytes, 100 * 192 * 8)
+
+
+def test_the_cached_route_is_the_model_of_the_regenerating_route():
+    """issue 34: the subsample route's cached features and conjugate gradients give the model
+    the conjugate-gradient epochs give by regenerating the features every pass, to the cached
+    solve's tolerance (relative residual 1e-3: outputs within 0.01 where y is of order 1)."""
+    import numpy as np
+
+    from kernelstream import DSGRegressor
+
+    g = np.random.default_rng(0)
+    X = g.normal(size=(3000, 3))
+    y = np.sin(X.sum(axis=1)) + 0.1 * g.normal(size=3000)
+    given = dict(sigma=1.0, alpha=1e-3, n_components=256, block_size=128, early_stopping=False,
+                 random_state=0, dtype="float64")
+    cached = DSGRegressor(**given).fit(X, y)
+    regenerated = DSGRegressor(**given, solver="cg", max_iter=60, tol=None).fit(X, y)
+    assert cached.fit_plan_.route == "subsample" and regenerated.fit_plan_.route == "epochs"
+    np.testing.assert_allclose(cached.predict(X), regenerated.predict(X), rtol=0, atol=1e-2)
+    never = DSGRegressor(**given, cache_bytes=0).fit(X, y)
+    assert never.fit_plan_.route == "epochs"
+
+
+def test_a_budget_too_small_for_the_features_asked_for_is_refused():
+    import numpy as np
+
+    from kernelstream import DSGRegressor
+
+    X = np.random.default_rng(0).normal(size=(3000, 3))
+    model = DSGRegressor(n_components=4096, cache_bytes=10**6)
+    with pytest.raises(ValueError, match=r"cache_bytes=1,000,000 cannot hold .* 4,096 features"):
+        model.fit(X, X[:, 0])
+    assert not hasattr(model, "expansion_")

@@ -51,6 +51,7 @@ CONVERGING_CONSTRAINTS = {
     "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
     "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
     "warm_start": ["boolean"],
+    "cache_bytes": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
     "checkpoint": [str, os.PathLike, None],
     "checkpoint_every": [Interval(Integral, 1, None, closed="left"), str],
 }

@@ -109,6 +109,11 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
     n_iter_no_change : int, default=2
     warm_start : bool, default=False
         ``fit`` continues from the fitted model (same features, ``sigma_`` and ``alpha_``).
+    cache_bytes : int or "auto", default="auto"
+        The most bytes the cached features of the training rows may take on the subsample
+        route (each solve then costs two matrix products an iteration): "auto" a third of the
+        memory, at most 8 GiB, and the epochs route where one block does not fit; a number that
+        budget, with a clear error where the features asked for do not fit; 0 never caches.
     checkpoint : str or path-like, default=None
         File the preconditioned ``fit`` checkpoints to: after choosing ``sigma`` and ``alpha``,
         then every ``checkpoint_every``; each write replaces the file atomically (a reader sees
@@ -193,7 +198,7 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
                  power_t=0.5, precondition=True, precond_eps=3.0, average=False,
                  n_components=None, fit_intercept=True, shuffle=True, tol=1e-3,
                  early_stopping=True, validation_fraction=0.1, n_iter_no_change=2,
-                 warm_start=False, checkpoint=None, checkpoint_every=1, random_state=None,
+                 warm_start=False, cache_bytes="auto", checkpoint=None, checkpoint_every=1, random_state=None,
                  verbose="auto", device="auto", dtype="float32", n_jobs=None):
         assign_parameters(self, locals())
 
