@@ -67,6 +67,9 @@ def _peer(X, y, X_test, f_test, sigma: float, alpha: float) -> dict:
 
     from .features import sigma_to_gamma
 
+    lengthscales = np.asarray(sigma, dtype=float)
+    if lengthscales.ndim:  # per-feature lengthscales: the same kernel is σ = 1 on X/ℓ
+        X, X_test, sigma = X / lengthscales, X_test / lengthscales, 1.0
     start = time.perf_counter()
     sampler = RBFSampler(gamma=sigma_to_gamma(sigma), n_components=PEER_COMPONENTS, random_state=0)
     ridge = Ridge(alpha=alpha * X.shape[0]).fit(sampler.fit_transform(X), y)
@@ -111,13 +114,24 @@ def _plot(model, path: str) -> str | None:
     return path
 
 
+def _key(sigma) -> tuple:
+    """``sigma`` (a number or per-feature lengthscales) as a hashable, sortable key."""
+    return tuple(np.ravel(sigma).tolist())
+
+
+def _words(sigma) -> str:
+    """``sigma`` to three digits: a number, or per-feature lengthscales."""
+    values = np.ravel(sigma)
+    return f"{values[0]:.3g}" if values.size == 1 else np.array2string(values, precision=3)
+
+
 def _plot_growth(axes, stages: list[dict]) -> None:
     """Best validation loss of each feature size at the race's bandwidth, and of each narrower
     bandwidth that challenged the size kept."""
-    for sigma in sorted({stage["sigma"] for stage in stages}, reverse=True):
-        at = [stage for stage in stages if stage["sigma"] == sigma]
+    for sigma in sorted({_key(stage["sigma"]) for stage in stages}, reverse=True):
+        at = [stage for stage in stages if _key(stage["sigma"]) == sigma]
         axes.plot([s["n_components"] for s in at], [s["loss"] for s in at], marker="o",
-                  label=f"sigma {sigma:.3g}")
+                  label=f"sigma {_words(np.array(sigma))}")
     sizes = sorted({stage["n_components"] for stage in stages})
     axes.set(xscale="log", xticks=sizes, xticklabels=[str(s) for s in sizes],
              xlabel="random features", ylabel="best validation loss",
@@ -132,7 +146,10 @@ def _plot_race(axes, cv_results: dict | None) -> None:
              title="1. bandwidth race (successive halving)")
     if not cv_results:
         return
-    rungs, sigmas = cv_results["rung"], cv_results["param_sigma"]
+    scalar = np.array([np.ndim(v) == 0 for v in cv_results["param_sigma"]])  # one bandwidth
+    cv_results = {k: np.asarray(v)[scalar] if len(v) == len(scalar) else v
+                  for k, v in cv_results.items() if k != "params"}
+    rungs, sigmas = cv_results["rung"], cv_results["param_sigma"].astype(float)
     for rung in np.unique(rungs):
         at = rungs == rung
         candidates = np.unique(sigmas[at])
@@ -144,7 +161,7 @@ def _plot_race(axes, cv_results: dict | None) -> None:
 
 def _report(r: dict) -> None:
     print(f"DSGRegressor (defaults)   test MSE {r['mse']:.3e}   fit {r['fit_seconds']:6.1f} s   "
-          f"{r['n_components']} features, sigma_ {r['sigma']:.3g}, alpha_ {r['alpha']:g}, "
+          f"{r['n_components']} features, sigma_ {_words(r['sigma'])}, alpha_ {r['alpha']:g}, "
           f"{r['epochs_run']} epochs ({r['epochs']} at the size kept)")
     print(f"RBFSampler({PEER_COMPONENTS})+Ridge     test MSE {r['peer_mse']:.3e}   fit "
           f"{r['peer_seconds']:6.1f} s   (same sigma and alpha; MSE ratio ours/peer "
