@@ -58,19 +58,14 @@ def thread_limits(n_jobs: int | None) -> Iterator[int]:
     threads; both are restored afterwards. Yields the thread count."""
     n = resolve_n_jobs(n_jobs)
     previous = torch.get_num_threads()
-    libraries = _blas().lib_controllers
-    current = [library.get_num_threads() for library in libraries]  # C calls, microseconds
-    target = min([n, *current])
-    changed = [(library, threads) for library, threads in zip(libraries, current) if threads != target]
+    blas = _blas()
+    user_blas = min((lib.get_num_threads() for lib in blas.lib_controllers), default=n)
     if n != previous:
         torch.set_num_threads(n)
     try:
-        for library, _ in changed:
-            library.set_num_threads(target)
-        yield n
+        with blas.limit(limits=min(n, user_blas)):
+            yield n
     finally:
-        for library, threads in changed:
-            library.set_num_threads(threads)
         if torch.get_num_threads() != previous:
             torch.set_num_threads(previous)
 
