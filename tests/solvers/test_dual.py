@@ -86,12 +86,16 @@ def _regression(n, seed=0):
 def test_the_regressor_defaults_on_few_rows_choose_by_leave_one_out_and_fit_every_row():
     X, y = _regression(600)
     model = DSGRegressor(random_state=0).fit(X, y)
-    assert model.n_iter_ == 1 and model.n_components_ == dual_features(600) >= 16384
+    plan = model.fit_plan_
+    assert plan.route == "dual" and plan.validation_fraction is None  # every row trains
+    assert model.n_components_ == min(dual_features(600), LIMITS.few_rows_features)
     results = model.cv_results_
-    assert len(results["params"]) == len(SIGMA_SCALES) * len(DUAL_ALPHAS)
+    assert set(results["n_rows"]) == {min(600, LIMITS.few_rows_subsample)}
+    assert len(results["params"]) % len(DUAL_ALPHAS) == 0  # every alpha of each sigma tried
     best = int(np.argmax(results["mean_test_score"]))
-    assert (model.sigma_, model.alpha_) == (results["param_sigma"][best], results["param_alpha"][best])
-    assert model.best_validation_score_ == pytest.approx(results["mean_test_score"][best])
+    np.testing.assert_array_equal(model.sigma_, results["param_sigma"][best])
+    m = min(600, LIMITS.few_rows_subsample)
+    assert model.alpha_ == pytest.approx(results["param_alpha"][best] * m / 600)  # carried to n
     X_test, y_test = _regression(2000, seed=2)
     assert np.mean((model.predict(X_test) - y_test) ** 2) < 0.02  # noise variance 0.01
 
@@ -113,10 +117,11 @@ def test_with_a_budget_the_dual_route_fits_the_exact_minimiser_on_every_row():
     assert np.abs(model.predict(X_test) - closed).max() < 1e-3 * np.std(y)
 
 
-def test_more_rows_than_the_dual_route_takes_train_by_epochs():
+def test_more_rows_than_the_dual_route_take_the_subsample_route():
     X, y = _regression(DUAL_MAX_ROWS + 200)
     model = DSGRegressor(random_state=0, n_components=512).fit(X, y)
-    assert model.n_iter_ > 1  # the stochastic solver's epochs
+    assert model.fit_plan_.route == "subsample" and model.fit_plan_.validation_fraction == 0.1
+    assert model.n_iter_ >= 1  # conjugate-gradient iterations (a near-exact sketch: one)
 
 
 def test_an_explicit_max_iter_or_solver_keeps_the_epochs():

@@ -95,7 +95,7 @@ def test_binary_auto_loss_on_few_rows_solves_both_losses_and_keeps_one():
     X, y = make_classification(500, 6, random_state=0)
     model = DSGClassifier(random_state=0).fit(X, y)
     cv = model.cv_results_
-    assert set(cv["param_loss"]) == {"squared", "squared_hinge"} and model.n_iter_ == 1
+    assert set(cv["param_loss"]) == {"squared", "squared_hinge"} and model.fit_plan_.route == "dual"
     assert model.loss_ in ("squared", "squared_hinge")
     kept = (cv["param_loss"] == model.loss_) & (cv["param_sigma"] == model.sigma_) & (
         cv["param_alpha"] == model.alpha_)
@@ -109,7 +109,7 @@ def test_binary_auto_loss_on_few_rows_solves_both_losses_and_keeps_one():
 def test_the_squared_hinge_on_few_rows_of_three_classes_is_one_against_the_rest():
     X, y = make_classification(450, 6, n_informative=4, n_classes=3, random_state=0)
     model = DSGClassifier(random_state=0, loss="squared_hinge", sigma=2.0, alpha=1e-4).fit(X[:300], y[:300])
-    assert model.n_iter_ == 1 and model.expansion_.n_outputs == 3
+    assert model.fit_plan_.route == "dual" and model.expansion_.n_outputs == 3
     for c in range(3):  # column c is the binary machine of class c against the rest
         binary = DSGClassifier(random_state=0, loss="squared_hinge", sigma=2.0, alpha=1e-4)
         binary.fit(X[:300], y[:300] == c)

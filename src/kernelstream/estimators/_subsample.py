@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 
 import numpy as np
 import torch
+from sklearn.exceptions import ConvergenceWarning
 
 from ..planning import LIMITS, FitPlan
 from ..solvers.cached import (FeatureCache, RidgeSolve, SketchPreconditioner, exact_gram,
@@ -164,6 +166,10 @@ class SubsampleMixin:
                     z=LIMITS.subsample_loss_z):
                 chosen = name
         loo, alpha, solution = best[chosen]
+        if not math.isfinite(loo):
+            warnings.warn(f"The squared hinge's Newton iteration did not converge at alpha={alpha:g} "
+                          "(near interpolation); the model is its last iterate. Pass a larger alpha.",
+                          ConvergenceWarning, stacklevel=5)
         held = (solution.leave_one_out.to(self._torch_dtype()), y_sub[w_sub > 0], w_sub[w_sub > 0])
         return solution.feature_map.sigma, alpha, chosen, records, (loo, *held)
 
@@ -222,7 +228,11 @@ class SubsampleMixin:
                                            float(w.double().mean()))
             return ridge_pcg(cache, y, w, alpha, precond, start, tol=limits.solve_tol,
                              max_iter=limits.solve_max_iter)
-        return _newton_hinge(cache, y, w, alpha, sketch, n_blocks, start, limits)
+        columns = [_newton_hinge(cache, y[:, c:c + 1], w, alpha, sketch, n_blocks,
+                                 None if start is None else start[:, c:c + 1], limits)
+                   for c in range(y.shape[1])]  # one machine against the rest per class
+        return RidgeSolve(torch.cat([solve.theta for solve in columns], dim=1),
+                          sum(solve.iterations for solve in columns), True)
 
 
 def sketch_rows(n_rows: int, n_features: int, least: int) -> int:
