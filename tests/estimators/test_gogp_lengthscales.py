@@ -14,13 +14,6 @@ from sklearn.preprocessing import StandardScaler
 from kernelstream import GoGPRegressor
 
 
-@pytest.fixture(scope="module")
-def friedman():
-    """Friedman #1 with 5 relevant and 5 irrelevant features, standardised: 600 rows."""
-    X, y = make_friedman1(600, n_features=10, noise=0.5, random_state=0)
-    return StandardScaler().fit_transform(X), y
-
-
 def test_irrelevant_features_get_larger_lengthscales(friedman):
     X, y = friedman
     model = GoGPRegressor(random_state=0).fit(X, y)

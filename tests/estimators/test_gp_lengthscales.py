@@ -14,13 +14,6 @@ from kernelstream import DSGGaussianProcessRegressor
 SMALL = dict(block_size=256, n_steps=32, random_state=0)
 
 
-@pytest.fixture(scope="module")
-def friedman():
-    """Friedman #1 with 5 relevant and 5 irrelevant features, standardised: 600 rows."""
-    X, y = make_friedman1(600, n_features=10, noise=0.5, random_state=0)
-    return StandardScaler().fit_transform(X), y
-
-
 def test_irrelevant_features_get_larger_lengthscales(friedman):
     X, y = friedman
     gp = DSGGaussianProcessRegressor(**SMALL).fit(X, y)
