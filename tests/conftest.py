@@ -17,3 +17,16 @@ def pytest_sessionstart(session):
         raise pytest.UsageError(f"CI=true and {SHARED_DATA} is missing: the accuracy tests would "
                                 "skip. Put the shared data sets in ../shared/data beside the "
                                 "repository (or name their folder in KERNELSTREAM_SHARED_DATA).")
+
+
+@pytest.fixture(scope="session")
+def friedman1_issue33():
+    """Issue 33's problem: ``make_friedman1(8000, n_features=25, noise=0.5, random_state=0)``,
+    the first 6,000 rows train, the last 2,000 test, X standardised on the training rows:
+    ``(X_train, y_train, X_test, y_test)``."""
+    from sklearn.datasets import make_friedman1
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = make_friedman1(8000, n_features=25, noise=0.5, random_state=0)
+    scaler = StandardScaler().fit(X[:6000])
+    return scaler.transform(X[:6000]), y[:6000], scaler.transform(X[6000:]), y[6000:]

@@ -2,14 +2,11 @@
 the marginal likelihood on the first rows and keeps them when the leave-one-out guard says they
 clearly pay; a given array is used exactly; the friedman1 check of the issue holds."""
 
-import time
 
 import numpy as np
 import pytest
 import torch
 from sklearn.base import clone
-from sklearn.datasets import make_friedman1
-from sklearn.preprocessing import StandardScaler
 
 from kernelstream import GoGPRegressor
 
@@ -53,16 +50,12 @@ def test_given_lengthscales_are_used_exactly_and_survive_clone(friedman):
 
 
 @pytest.mark.slow
-def test_friedman1_defaults():
+def test_friedman1_defaults(friedman1_issue33):
     """Issue 33: 6,000 standardised training rows of friedman1 (5 of 25 features relevant, noise
-    0.5): GoGPRegressor() test RMSE ≤ 0.75 (isotropic default: 1.57), fit in ≤ 60 s of CPU."""
-    X, y = make_friedman1(8000, n_features=25, noise=0.5, random_state=0)
-    scaler = StandardScaler().fit(X[:6000])
-    model = GoGPRegressor(random_state=0)
-    start = time.process_time()
-    model.fit(scaler.transform(X[:6000]), y[:6000])
-    seconds = time.process_time() - start
-    rmse = np.sqrt(np.mean((model.predict(scaler.transform(X[6000:])) - y[6000:]) ** 2))
+    0.5): GoGPRegressor() test RMSE ≤ 0.75 (isotropic default: 1.57; fit about 4 CPU s, which
+    is a benchmark's to time, not a test's)."""
+    X, y, X_test, y_test = friedman1_issue33
+    model = GoGPRegressor(random_state=0).fit(X, y)
+    rmse = np.sqrt(np.mean((model.predict(X_test) - y_test) ** 2))
     assert rmse <= 0.75, rmse  # 0.515 measured
-    assert seconds <= 60, seconds  # 4 s measured
     assert model.lengthscales_[5:].min() > 3 * model.lengthscales_[:5].max()
