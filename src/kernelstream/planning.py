@@ -123,8 +123,10 @@ class FitLimits:
     #: solve each on this many training rows, judged on the held-out rows
     narrow_rows: int = 16384
     narrowings: int = 3
-    #: least squares' preconditioner sketches ``sketch_ratio·n/D`` rows (at least the subsample)
+    #: least squares' preconditioner sketches ``sketch_ratio·n/D`` rows (at least the subsample),
+    #: doubled while ``sketch_patience`` conjugate-gradient iterations do not converge
     sketch_ratio: int = 8
+    sketch_patience: int = 50
     #: a regressor's ``sigma="auto"`` also tries per-feature lengthscales of greatest GP
     #: marginal likelihood on this many subsample rows, by at most this many L-BFGS iterations
     lengthscale_rows: int = 500
@@ -132,8 +134,12 @@ class FitLimits:
     #: the cached features of the training rows take at most this many bytes (else: epochs):
     #: a third of the machine's memory, at most 8 GiB
     cache_bytes: int = field(default_factory=lambda: default_cache_bytes())
-    #: each solve's conjugate gradients stop at this relative residual ...
+    #: each solve's conjugate gradients stop at this relative residual, times ``√(α/α₀)`` for
+    #: ``α`` below ``α₀ = solve_tol_alpha``: the fitted values' error is at most ``‖r‖/√α``
+    #: (``‖θ − θ*‖_H ≤ ‖r‖_{H⁻¹}``), so near interpolation needs a smaller residual (QM7 at
+    #: ``α = 1e-9``: 3.45 kcal/mol at 3e-3, 3.36 at 1e-4; docs/decisions/cached-route.md) ...
     solve_tol: float = 1e-3
+    solve_tol_alpha: float = 1e-7
     #: ... or after this many iterations
     solve_max_iter: int = 200
     #: Newton steps of the squared hinge (each a least-squares solve on its active rows)
@@ -305,13 +311,21 @@ def _dual_possible(shape: DataShape, params: dict, limits: FitLimits) -> bool:
             and (not shape.sparse or shape.n_rows * shape.n_features <= limits.dual_dense_floats))
 
 
+def _subsample_split(shape: DataShape, params: dict) -> tuple[int, float | None]:
+    """``(training rows, held-out fraction or None)`` of the subsample route: every row trains
+    where nothing is judged on held-out rows (``σ``, ``α`` and ``n_components`` given)."""
+    if params["n_components"] is not None and not chooses(params):
+        return shape.n_train or shape.n_rows, None
+    return _split(shape, params, chooses(params))
+
+
 def _check_cache_budget(shape: DataShape, params: dict, limits: FitLimits) -> None:
     """A budget the user set (``cache_bytes`` a positive number) that cannot hold the features
     asked for is an error; "auto" and 0 go by epochs."""
     budget = params.get("cache_bytes", "auto")
     if is_auto(budget) or int(budget) == 0:
         return
-    n_train = _split(shape, params, chooses(params))[0]
+    n_train = _subsample_split(shape, params)[0]
     size, blocks = feature_layout(params["n_components"], params["block_size"])
     need = 4 * (n_train + 1) * size * (blocks or 1)
     raise ValueError(f"cache_bytes={int(budget):,} cannot hold the cached features of "
@@ -322,7 +336,7 @@ def _check_cache_budget(shape: DataShape, params: dict, limits: FitLimits) -> No
 
 def _cache_holds_a_block(shape: DataShape, params: dict, limits: FitLimits) -> bool:
     """Whether the cache's budget holds one block (or the given budget) of the training rows."""
-    n_train = _split(shape, params, chooses(params))[0]
+    n_train = _subsample_split(shape, params)[0]
     size, blocks = feature_layout(params["n_components"], params["block_size"])
     return 4 * (n_train + 1) * size * (blocks or 1) <= limits.cache_bytes
 
@@ -406,7 +420,7 @@ def _subsample_plan(estimator, shape, params, limits, loss, few_rows: bool = Fal
     scales, _, dual_alphas = _candidates(params, limits)
     binary_auto = shape.n_classes == 2 and params.get("loss") == "auto"
     losses = ("squared", "squared_hinge") if binary_auto else (loss,)
-    n_train, fraction = (shape.n_rows, None) if few_rows else _split(shape, params, chooses(params))
+    n_train, fraction = (shape.n_rows, None) if few_rows else _subsample_split(shape, params)
     size, blocks = feature_layout(params["n_components"], params["block_size"])
     cached = limits.cache_bytes // (4 * (n_train + 1) * size)  # blocks the cache holds
     if blocks is not None:
@@ -452,6 +466,9 @@ def _subsample_reasons(plan: FitPlan, params: dict, limits: FitLimits, n_train: 
     if plan.validation_fraction is not None:
         reasons.append(f"{n_train:,} rows train, a fraction {plan.validation_fraction:g} is held "
                        "out to judge the feature sizes")
+    elif not few:
+        reasons.append(f"every one of the {n_train:,} rows trains: sigma, alpha and n_components "
+                       "given leave nothing to judge on held-out rows")
     if plan.narrow:
         reasons.append(f"sigma/2, sigma/4, ... (at most {limits.narrowings}) challenge the "
                        f"subsample's sigma while they pay on the held-out rows, each one solve on "

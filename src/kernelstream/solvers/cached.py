@@ -120,14 +120,18 @@ class SketchPreconditioner:
     """``P = (UUᵀ + αI)⁻¹`` with ``U = Φ̃_sᵀ√(c/s)`` from ``s`` sketch rows (``c``: the mean
     weight). With ``D + 1 ≤ s`` the ``(D+1)²`` matrix ``UUᵀ + αI`` is factored (Cholesky, ``sD²``);
     else by Woodbury, ``Pr = (r − U(αI + UᵀU)⁻¹Uᵀr)/α`` (``s²D``): exact on the span of the
-    sketch rows' features, ``1/α`` off it. No eigendecomposition; ``O(D·min(s, D))`` per use."""
+    sketch rows' features, ``1/α`` off it, in float64 (in float32 a small ``α`` turns the
+    round-off of the difference into the whole output). No eigendecomposition; ``O(D·min(s, D))``
+    per use."""
 
     def __init__(self, feature_map: FeatureMap, n_blocks: int, X_sketch, alpha: float,
                  weight_scale: float = 1.0):
         s = X_sketch.shape[0]
-        scale = math.sqrt(weight_scale / s)
-        U = augmented_features(feature_map, X_sketch, n_blocks).T.contiguous() * scale
-        self.alpha, self.covariance = float(alpha), U.shape[0] <= s
+        rows = augmented_features(feature_map, X_sketch, n_blocks)  # Uᵀ, (s, D+1)
+        self.alpha, self.covariance = float(alpha), rows.shape[1] <= s
+        if not self.covariance:  # Woodbury divides a difference by α: round-off in float64 only
+            rows = rows.double()
+        U = rows.mul_(math.sqrt(weight_scale / s)).T
         inner = (U @ U.T if self.covariance else U.T @ U).double()
         inner.diagonal().add_(alpha)
         self.factor, self.U = jittered_cholesky(inner), None if self.covariance else U
@@ -135,9 +139,8 @@ class SketchPreconditioner:
     def __call__(self, r: torch.Tensor) -> torch.Tensor:
         if self.covariance:
             return torch.cholesky_solve(r.double(), self.factor)
-        projected = (self.U.T @ r.to(self.U.dtype)).double()
-        inner = torch.cholesky_solve(projected, self.factor)
-        return (r - (self.U @ inner.to(self.U.dtype)).double()) / self.alpha
+        inner = torch.cholesky_solve(self.U.T @ r.double(), self.factor)
+        return (r.double() - self.U @ inner) / self.alpha
 
 
 def augmented_features(feature_map: FeatureMap, X, n_blocks: int) -> torch.Tensor:
@@ -206,12 +209,14 @@ class RidgeSolve:
 
 def ridge_pcg(cache: FeatureCache, y: torch.Tensor, weight: torch.Tensor, alpha: float,
               precond, theta: torch.Tensor | None = None, *, tol: float = 1e-4,
-              max_iter: int = 100) -> RidgeSolve:
+              max_iter: int = 100, patience: int | None = None) -> RidgeSolve:
     """Minimise ``F`` by conjugate gradients on ``Hθ = Φ̃ᵀWy/n``, preconditioned by ``precond``
     (``r ↦ Pr``), every output column with its own step; stops when each column's residual is
     below ``tol`` times its right-hand side.
 
-    ``y`` ``(n, C)`` and ``weight`` ``(n,)``; ``theta`` a start (zeros when ``None``).
+    ``y`` ``(n, C)`` and ``weight`` ``(n,)``; ``theta`` a start (zeros when ``None``);
+    ``patience``: give up (``converged`` false) after this many iterations, for a caller that
+    then builds a better preconditioner.
     """
     n = cache.n_rows
     targets, w = y.double().reshape(n, -1), weight.double()[:, None]
@@ -230,6 +235,8 @@ def ridge_pcg(cache: FeatureCache, y: torch.Tensor, weight: torch.Tensor, alpha:
     for iteration in range(max_iter):
         if iteration > 0 and bool((residual.norm(dim=0) <= tol * b_norm).all()):
             return RidgeSolve(theta, iteration, True)  # a warm start moves at least once
+        if iteration == patience:
+            return RidgeSolve(theta, iteration, False)
         Hp = hessian(direction)
         curvature = (direction * Hp).sum(dim=0)
         step = rz / torch.where(curvature > 0, curvature, torch.ones_like(curvature))
