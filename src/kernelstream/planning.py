@@ -126,7 +126,7 @@ class FitLimits:
     #: least squares' preconditioner sketches ``sketch_ratio·n/D`` rows (at least the subsample),
     #: doubled while ``sketch_patience`` conjugate-gradient iterations do not converge
     sketch_ratio: int = 8
-    sketch_patience: int = 50
+    sketch_patience: int = 25
     #: a regressor's ``sigma="auto"`` also tries per-feature lengthscales of greatest GP
     #: marginal likelihood on this many subsample rows, by at most this many L-BFGS iterations
     lengthscale_rows: int = 500

@@ -122,3 +122,46 @@ def test_a_budget_too_small_for_the_features_asked_for_is_refused():
     with pytest.raises(ValueError, match=r"cache_bytes=1,000,000 cannot hold .* 4,096 features"):
         model.fit(X, X[:, 0])
     assert not hasattr(model, "expansion_")
+
+
+def test_the_woodbury_sketch_stays_exact_near_interpolation():
+    """issue 34: ``α = 1e-10`` on float32 features, the sketch every row and the features more
+    than the rows (Woodbury): the preconditioner is the inverse Hessian up to the free
+    intercept, so conjugate gradients converge at once. In float32 the Woodbury difference,
+    divided by ``α``, was round-off only and the residual did not fall."""
+    fmap, X, y, _ = _problem(n=400)
+    X = X.float()
+    cache = FeatureCache(fmap, X)
+    cache.grow(8)  # 513 features > 400 rows
+    ones = torch.ones(400, dtype=torch.float64)
+    precond = SketchPreconditioner(fmap, 8, X, 1e-10, 1.0)
+    assert not precond.covariance
+    solve = ridge_pcg(cache, y, ones, 1e-10, precond, tol=1e-4, max_iter=20)
+    assert solve.converged and solve.iterations <= 6
+
+
+def test_a_small_sketch_doubles_until_conjugate_gradients_converge(monkeypatch):
+    """issue 34: near interpolation a sketch of the subsample's rows leaves many directions
+    above ``α``; it doubles (warm) after ``sketch_patience`` iterations until CG converges,
+    and the model is the normal equations' optimum of its features."""
+    import dataclasses
+
+    import numpy as np
+
+    from kernelstream import DSGRegressor
+    from kernelstream.estimators import _subsample
+
+    monkeypatch.setattr(_subsample, "LIMITS", dataclasses.replace(_subsample.LIMITS, sketch_patience=3))
+    g = np.random.default_rng(0)
+    X = g.normal(size=(2600, 4))
+    y = np.sin(X.sum(axis=1))
+    model = DSGRegressor(sigma=2.0, alpha=1e-9, n_components=2048, block_size=256,
+                         random_state=0, dtype="float64").fit(X, y)
+    assert model.fit_plan_.route == "subsample" and model.fit_plan_.validation_fraction is None
+    iterations = model.feature_growth_[0]["epochs"]
+    assert 3 < iterations < _subsample.LIMITS.solve_max_iter  # gave up at least once, converged
+    Phi = augmented_features(model.expansion_.feature_map, torch.as_tensor(X), 8)
+    ones = torch.ones(len(X), dtype=torch.float64)
+    exact = Phi @ _exact(Phi, torch.as_tensor(y)[:, None], ones, 1e-9)
+    # to the solve's tolerance: relative residual 1e-4 at α = 1e-9 (outputs of order 1)
+    np.testing.assert_allclose(model.predict(X), exact[:, 0].numpy(), atol=5e-3)

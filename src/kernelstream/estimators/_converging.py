@@ -154,10 +154,11 @@ class ConvergingMixin(SubsampleMixin):
         ``_dual_losses``; the classifier compares errors)."""
         return False
 
-    def _make_map(self, n_features: int, sigma: float, block_size: int):
-        """The feature map of bandwidth ``sigma`` (the estimator's kernel, seed and parameters)."""
+    def _make_map(self, n_features: int, sigma: float, block_size: int, **kw):
+        """The feature map of bandwidth ``sigma`` (the estimator's kernel, seed and parameters;
+        ``kw``: the map's own arguments, as ``cache_bytes``)."""
         return make_feature_map(self.kernel, n_features, sigma, block_size, self.seed_,
-                                kernel_params=self.kernel_params)
+                                kernel_params=self.kernel_params, **kw)
 
     def _bandwidth_candidates(self, X) -> list[float]:
         """``sigma="auto"``: the plan's scales × the median distance; else the one bandwidth asked."""

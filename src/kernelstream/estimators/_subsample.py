@@ -28,6 +28,7 @@ import numpy as np
 import torch
 from sklearn.exceptions import ConvergenceWarning
 
+from ..features.base import DEFAULT_CACHE_BYTES
 from ..planning import LIMITS, FitPlan
 from ..solvers.cached import (FeatureCache, RidgeSolve, SketchPreconditioner, exact_gram,
                               ridge_dual_rows, ridge_pcg)
@@ -61,7 +62,9 @@ class SubsampleMixin:
         carry = (lambda rows: alpha * m / rows) if self.alpha == "auto" else (lambda rows: alpha)
         sigma = self._narrowed(problem, sigma, carry, loss, positions)
         alpha = carry(n)  # nα stays the subsample's mα
-        feature_map = self._make_map(problem.X.shape[1], sigma, plan.block_size)
+        # a fit that caches n×D features holds the d×D parameters: predict draws them once
+        feature_map = self._make_map(problem.X.shape[1], sigma, plan.block_size,
+                                     cache_bytes=max(DEFAULT_CACHE_BYTES, plan.cache_bytes // 8))
         train = problem.index(torch.arange(n, device=problem.y.device))
         cache = FeatureCache(feature_map, subset(problem.X, train), plan.cache_bytes)
         y, w = problem.y[train].reshape(n, -1), problem.weight[train]
