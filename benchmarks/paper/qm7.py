@@ -129,8 +129,9 @@ def summary(records: dict) -> list[str]:
             f"Montavon et al.: {NEURAL_NET_MAE}, the paper: {PAPER_MAE}; predicting the training "
             f"mean: {np.mean([r['mae_mean_predictor'] for r in records.values()]):.1f}.")
     wall, cpu = (sum(r[key] for r in records.values()) for key in ("fit_s", "fit_cpu_s"))
-    return ["", line, "", f"Total fit time {wall:.0f} s wall, {cpu:.0f} s CPU; feature-parameter "
-            f"cache {DEFAULT_CACHE_BYTES >> 20} MiB (KERNELSTREAM_CACHE_MB; blocks beyond it are "
+    return ["", line, "", f"Total fit time {wall:.0f} s wall, {cpu:.0f} s CPU; the fitted map's "
+            f"parameters pinned within cache_bytes/8 on the cached route, else "
+            f"{DEFAULT_CACHE_BYTES >> 20} MiB (KERNELSTREAM_CACHE_MB; blocks beyond it are "
             "redrawn at every step)."]
 
 
