@@ -116,12 +116,18 @@ class FeatureCache:
         return grown
 
 
+#: the Woodbury form runs in float64 where the features' ``ε/α`` exceeds ``1/100`` (float32:
+#: ``α < 1.2e-5``; QM7 at ``α = 1e-9`` diverged in float32, MNIST and a9a at ``3e-5`` took the
+#: same iterations in float32 as in float64, at half the cost; docs/decisions/cached-route.md)
+WOODBURY_FLOAT64_ROUNDOFF = 100
+
+
 class SketchPreconditioner:
     """``P = (UUᵀ + αI)⁻¹`` with ``U = Φ̃_sᵀ√(c/s)`` from ``s`` sketch rows (``c``: the mean
     weight). With ``D + 1 ≤ s`` the ``(D+1)²`` matrix ``UUᵀ + αI`` is factored (Cholesky, ``sD²``);
     else by Woodbury, ``Pr = (r − U(αI + UᵀU)⁻¹Uᵀr)/α`` (``s²D``): exact on the span of the
-    sketch rows' features, ``1/α`` off it, in float64 (in float32 a small ``α`` turns the
-    round-off of the difference into the whole output). No eigendecomposition; ``O(D·min(s, D))``
+    sketch rows' features, ``1/α`` off it, in float64 where ``α`` is small (in float32 it turns
+    the round-off of the difference into the whole output). No eigendecomposition; ``O(D·min(s, D))``
     per use."""
 
     def __init__(self, feature_map: FeatureMap, n_blocks: int, X_sketch, alpha: float,
@@ -129,8 +135,8 @@ class SketchPreconditioner:
         s = X_sketch.shape[0]
         rows = augmented_features(feature_map, X_sketch, n_blocks)  # Uᵀ, (s, D+1)
         self.alpha, self.covariance = float(alpha), rows.shape[1] <= s
-        if not self.covariance:  # Woodbury divides a difference by α: round-off in float64 only
-            rows = rows.double()
+        if not self.covariance and alpha < WOODBURY_FLOAT64_ROUNDOFF * torch.finfo(rows.dtype).eps:
+            rows = rows.double()  # Woodbury divides a difference by α: its round-off ε/α > 1%
         U = rows.mul_(math.sqrt(weight_scale / s)).T
         inner = (U @ U.T if self.covariance else U.T @ U).double()
         inner.diagonal().add_(alpha)
@@ -139,8 +145,8 @@ class SketchPreconditioner:
     def __call__(self, r: torch.Tensor) -> torch.Tensor:
         if self.covariance:
             return torch.cholesky_solve(r.double(), self.factor)
-        inner = torch.cholesky_solve(self.U.T @ r.double(), self.factor)
-        return (r.double() - self.U @ inner) / self.alpha
+        inner = torch.cholesky_solve((self.U.T @ r.to(self.U.dtype)).double(), self.factor)
+        return (r.double() - (self.U @ inner.to(self.U.dtype)).double()) / self.alpha
 
 
 def augmented_features(feature_map: FeatureMap, X, n_blocks: int) -> torch.Tensor:
