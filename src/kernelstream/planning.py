@@ -127,6 +127,16 @@ class FitLimits:
     #: doubled while ``sketch_patience`` conjugate-gradient iterations do not converge
     sketch_ratio: int = 8
     sketch_patience: int = 25
+    #: ... while its float64 features take at most this share of ``cache_bytes``
+    sketch_cache_share: float = 0.5
+    #: the Woodbury preconditioner runs in float64 where the features' round-off ``ε/α``
+    #: exceeds this (float32: ``α < 1.2e-5``; QM7 at ``α = 1e-9`` diverged in float32, MNIST and
+    #: a9a at ``3e-5`` took the same iterations in float32 at half the cost;
+    #: docs/decisions/cached-route.md)
+    woodbury_max_roundoff: float = 0.01
+    #: the fitted map of a cached fit pins its ``d × D`` parameters within this share of
+    #: ``cache_bytes`` (QM7's predict redrew them every 64 rows: 160 s, pinned 15 s)
+    param_cache_share: float = 0.125
     #: a regressor's ``sigma="auto"`` also tries per-feature lengthscales of greatest GP
     #: marginal likelihood on this many subsample rows, by at most this many L-BFGS iterations
     lengthscale_rows: int = 500

@@ -30,8 +30,8 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..features.base import DEFAULT_CACHE_BYTES
 from ..planning import LIMITS, FitPlan
-from ..solvers.cached import (FeatureCache, RidgeSolve, SketchPreconditioner, exact_gram,
-                              ridge_dual_rows, ridge_pcg)
+from ..solvers.cached import (FeatureCache, RidgeSolve, SketchPreconditioner, cache_bytes,
+                              exact_gram, ridge_dual_rows, ridge_pcg)
 from ..solvers.conjugate import conjugate_preconditioner
 from ..solvers.lengthscales import fit_lengthscales
 from ..solvers.epochs import FitResult
@@ -63,8 +63,8 @@ class SubsampleMixin:
         sigma = self._narrowed(problem, sigma, carry, loss, positions)
         alpha = carry(n)  # nα stays the subsample's mα
         # a fit that caches n×D features holds the d×D parameters: predict draws them once
-        feature_map = self._make_map(problem.X.shape[1], sigma, plan.block_size,
-                                     cache_bytes=max(DEFAULT_CACHE_BYTES, plan.cache_bytes // 8))
+        pinned = max(DEFAULT_CACHE_BYTES, int(LIMITS.param_cache_share * plan.cache_bytes))
+        feature_map = self._make_map(problem.X.shape[1], sigma, plan.block_size, cache_bytes=pinned)
         train = problem.index(torch.arange(n, device=problem.y.device))
         cache = FeatureCache(feature_map, subset(problem.X, train), plan.cache_bytes)
         y, w = problem.y[train].reshape(n, -1), problem.weight[train]
@@ -220,7 +220,8 @@ class SubsampleMixin:
     def _sketched_pcg(self, cache, y, w, alpha, sketch, n_blocks, start) -> RidgeSolve:
         """Least squares by conjugate gradients preconditioned by ``s`` sketch rows
         (:func:`sketch_rows`), ``s`` doubled, warm, while ``sketch_patience`` iterations do not
-        converge and the sketch's float64 features fit half the cache's budget: a small ``α``
+        converge and the sketch's float64 features take at most ``sketch_cache_share`` of the
+        cache's budget: a small ``α``
         leaves many directions above it that a small sketch misses (QM7 at ``α = 1e-9``, 22,928
         rows: no convergence in 300 iterations from 1,024 or 2,048 rows, ~175 from 4,096)."""
         limits, total = LIMITS, 0
@@ -228,9 +229,10 @@ class SubsampleMixin:
         while True:
             X_sketch = sketch[0] if rows <= len(sketch[1]) else sketch[3](rows)
             precond = SketchPreconditioner(cache.feature_map, n_blocks, X_sketch, alpha,
-                                           float(w.double().mean()))
+                                           float(w.double().mean()), limits.woodbury_max_roundoff)
+            held = cache_bytes(rows, cache.n_features + 1, torch.float64)
             grows = (rows < len(sketch[2])
-                     and 16 * rows * (cache.n_features + 1) <= self.fit_plan_.cache_bytes)
+                     and held <= limits.sketch_cache_share * self.fit_plan_.cache_bytes)
             solve = ridge_pcg(cache, y, w, alpha, precond, start, tol=solve_tol(alpha, limits),
                               max_iter=limits.solve_max_iter,
                               patience=limits.sketch_patience if grows else None)

@@ -116,27 +116,21 @@ class FeatureCache:
         return grown
 
 
-#: the Woodbury form runs in float64 where the features' ``ε/α`` exceeds ``1/100`` (float32:
-#: ``α < 1.2e-5``; QM7 at ``α = 1e-9`` diverged in float32, MNIST and a9a at ``3e-5`` took the
-#: same iterations in float32 as in float64, at half the cost; docs/decisions/cached-route.md)
-WOODBURY_FLOAT64_ROUNDOFF = 100
-
-
 class SketchPreconditioner:
     """``P = (UUᵀ + αI)⁻¹`` with ``U = Φ̃_sᵀ√(c/s)`` from ``s`` sketch rows (``c``: the mean
     weight). With ``D + 1 ≤ s`` the ``(D+1)²`` matrix ``UUᵀ + αI`` is factored (Cholesky, ``sD²``);
     else by Woodbury, ``Pr = (r − U(αI + UᵀU)⁻¹Uᵀr)/α`` (``s²D``): exact on the span of the
-    sketch rows' features, ``1/α`` off it, in float64 where ``α`` is small (in float32 it turns
-    the round-off of the difference into the whole output). No eigendecomposition; ``O(D·min(s, D))``
-    per use."""
+    sketch rows' features, ``1/α`` off it; in float64 where the features' relative round-off
+    ``ε/α`` exceeds ``max_roundoff`` (the difference is divided by ``α``: in float32 at a small
+    ``α`` the output is round-off). No eigendecomposition; ``O(D·min(s, D))`` per use."""
 
     def __init__(self, feature_map: FeatureMap, n_blocks: int, X_sketch, alpha: float,
-                 weight_scale: float = 1.0):
+                 weight_scale: float = 1.0, max_roundoff: float = 0.0):
         s = X_sketch.shape[0]
         rows = augmented_features(feature_map, X_sketch, n_blocks)  # Uᵀ, (s, D+1)
         self.alpha, self.covariance = float(alpha), rows.shape[1] <= s
-        if not self.covariance and alpha < WOODBURY_FLOAT64_ROUNDOFF * torch.finfo(rows.dtype).eps:
-            rows = rows.double()  # Woodbury divides a difference by α: its round-off ε/α > 1%
+        if not self.covariance and torch.finfo(rows.dtype).eps > max_roundoff * alpha:
+            rows = rows.double()
         U = rows.mul_(math.sqrt(weight_scale / s)).T
         inner = (U @ U.T if self.covariance else U.T @ U).double()
         inner.diagonal().add_(alpha)
