@@ -9,7 +9,7 @@ from kernelstream import AOGDClassifier
 from kernelstream.solvers.pairwise import (PairwiseState, aogd_chunk, chunk_update,
                                            pair_directions, pairwise_loss_derivative)
 
-from support import shared_dataset
+from support import FLOAT32_EPS, runs_on_cuda, shared_dataset
 
 SMALL = dict(n_components=64, random_state=0)
 
@@ -136,6 +136,18 @@ def test_mean_direction_uses_the_running_mean_of_the_opposite_class():
 
 
 # -- the estimator ---------------------------------------------------------------------------
+def _assert_same_coef(online, full):
+    """Chunked and whole fits: equal up to float64 summation order on the CPU (a row's float32
+    features come out in the same bits in any batch there). On CUDA a row's features round
+    with its batch's shape, and 600+ data-dependent steps carry that round-off (an H100: 0.4
+    float32 eps of max |coef|, 1.6e-5 relative on a small entry): atol = 64 float32 eps of it."""
+    if runs_on_cuda(full):
+        atol = 64 * FLOAT32_EPS * np.abs(full.coef_).max()
+        np.testing.assert_allclose(online.coef_, full.coef_, rtol=0, atol=atol)
+    else:
+        np.testing.assert_allclose(online.coef_, full.coef_, rtol=1e-9, atol=1e-12)
+
+
 def test_partial_fit_in_any_chunks_equals_fit_without_shuffle():
     X, y = make_moons(700, noise=0.2, random_state=0)
     params = dict(n_components=128, sigma=0.7, random_state=3, shuffle=False)  # (median: 1st chunk)
@@ -143,7 +155,7 @@ def test_partial_fit_in_any_chunks_equals_fit_without_shuffle():
     online = AOGDClassifier(**params, batch_size=17)
     for i in range(0, 700, 123):
         online.partial_fit(X[i : i + 123], y[i : i + 123], classes=[0, 1])
-    np.testing.assert_allclose(online.coef_, full.coef_, rtol=1e-9, atol=1e-12)
+    _assert_same_coef(online, full)
     assert online.t_ == full.t_ == 700 and online.n_iter_ == 6
 
 
@@ -183,7 +195,7 @@ def test_averaged_partial_fit_in_pieces_equals_fit():
     online = AOGDClassifier(**params, batch_size=11)
     for i in range(0, 600, 70):  # averaging starts inside the second piece
         online.partial_fit(X[i : i + 70], y[i : i + 70], classes=[0, 1])
-    np.testing.assert_allclose(online.coef_, full.coef_, rtol=1e-9, atol=1e-12)
+    _assert_same_coef(online, full)
     assert online.n_averaged_ == full.n_averaged_ == 501
     assert online.score(X, y) > 0.9
 

@@ -267,10 +267,13 @@ def test_random_features_are_the_estimator_blocks():
     rf._set_feature_map(make_feature_map("rbf", X.shape[1], rf.sigma_, 128, model.seed_))
     import torch
 
-    Xt = torch.as_tensor(X[:10])
+    # on the device both compute on (the model's; rf's is the same "auto"): a float32 CPU-vs-CUDA
+    # comparison of cos(Wx) would be test_devices' business, not this identity's
+    assert rf.device_ == model.device_
+    Xt = torch.as_tensor(X[:10], device=model.device_)
     np.testing.assert_allclose(
         rf.transform(X[:10]) * np.sqrt(2),
-        model.expansion_.feature_map.features(Xt, [0, 1]).reshape(10, -1).numpy(), rtol=1e-5)
+        model.expansion_.feature_map.features(Xt, [0, 1]).reshape(10, -1).cpu().numpy(), rtol=1e-5)
 
 
 @pytest.mark.slow
