@@ -99,6 +99,9 @@ BENCHMARKS: tuple[Benchmark, ...] = (
               quick=("--sizes", "1000", "--repeats", "1"), out="file"),
     Benchmark("perf.roofline", "matmul and cos times per shape and the fit's share of that bound",
               ("roofline.md",), out="file"),
+    Benchmark("perf.gpu_roofline", "the fused Triton feature kernel and the torch path against "
+              "the device's matmul peak on a9a- and MNIST-sized problems (CUDA)",
+              ("gpu_roofline.md",)),
     Benchmark("perf.sparse_width", "one epoch on CSR rows at 1,000 vs 40,000 columns: time and "
               "peak RSS", ("sparse_width.md",),
               quick=("--rows", "2000", "--repeats", "1", "--memory-repeats", "1")),

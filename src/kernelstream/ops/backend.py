@@ -2,7 +2,9 @@
 
 Two backends compute the same sum: the torch ops of :mod:`.fourier` (every device and dtype) and
 the fused Triton kernels of :mod:`.triton_fourier` (CUDA, float32, Gaussian i.i.d. paired blocks),
-which draw the block parameters inside the kernel. Triton is opt-in: ``KERNELSTREAM_TRITON=1``.
+which draw the block parameters inside the kernel. Triton is opt-in: ``KERNELSTREAM_TRITON=1``;
+it saves the parameters' memory, not time: on an H100 it ran at 2% of the torch path's speed
+(every row tile redraws its frequencies in float64; ``benchmarks/results/gpu_roofline.md``).
 Feature maps call :func:`fourier_contract_auto` and never read the environment themselves.
 """
 
