@@ -47,13 +47,30 @@ def test_the_cache_grows_by_new_blocks_and_multiplies_as_the_features():
     torch.testing.assert_close(Phi @ start, small @ theta[:129])
 
 
+def test_the_sketch_gram_grows_with_the_cache_by_its_new_blocks_only():
+    """The Woodbury sketch's ``ΨΨᵀ`` is a sum over the cache's parts: after the cache grows,
+    only the new part is added, and the sum is the Gram of every block; other rows start anew."""
+    fmap, X, _, _ = _problem(n=200)
+    cache = FeatureCache(fmap, X)
+    rows = torch.arange(0, 200, 3)
+    cache.grow(2)
+    first = cache.gram(rows).clone()
+    cache.grow(5)
+    Psi = augmented_features(fmap, X[rows], 5)[:, :-1] * math.sqrt(5)
+    torch.testing.assert_close(cache.gram(rows), Psi @ Psi.T)
+    torch.testing.assert_close(first, Psi[:, :128] @ Psi[:, :128].T)
+    other = torch.arange(10)
+    Psi_other = augmented_features(fmap, X[other], 5)[:, :-1] * math.sqrt(5)
+    torch.testing.assert_close(cache.gram(other), Psi_other @ Psi_other.T)
+
+
 @pytest.mark.parametrize("sketch_rows", [64, 600])  # Woodbury on few rows; the covariance on many
 def test_conjugate_gradients_reach_the_normal_equations(sketch_rows):
     fmap, X, y, w = _problem()
     cache = FeatureCache(fmap, X)
     cache.grow(4)
     alpha = 1e-4
-    precond = SketchPreconditioner(fmap, 4, X[:sketch_rows], alpha, float(w.mean()))
+    precond = SketchPreconditioner(cache, torch.arange(sketch_rows), alpha, float(w.mean()))
     solve = ridge_pcg(cache, y, w, alpha, precond, tol=1e-10, max_iter=500)
     exact = _exact(augmented_features(fmap, X, 4), y, w, alpha)
     assert solve.converged
@@ -64,7 +81,7 @@ def test_the_sketch_of_every_row_preconditions_exactly():
     fmap, X, y, w = _problem(n=400)
     cache = FeatureCache(fmap, X)
     cache.grow(2)  # 129 features < 400 rows: the covariance is factored
-    precond = SketchPreconditioner(fmap, 2, X, 1e-3, 1.0)
+    precond = SketchPreconditioner(cache, torch.arange(400), 1e-3, 1.0)
     solve = ridge_pcg(cache, y, torch.ones(400, dtype=torch.float64), 1e-3, precond, tol=1e-8)
     assert solve.iterations <= 3
 
@@ -134,7 +151,7 @@ def test_the_woodbury_sketch_stays_exact_near_interpolation():
     cache = FeatureCache(fmap, X)
     cache.grow(8)  # 513 features > 400 rows
     ones = torch.ones(400, dtype=torch.float64)
-    precond = SketchPreconditioner(fmap, 8, X, 1e-10, 1.0)
+    precond = SketchPreconditioner(cache, torch.arange(400), 1e-10, 1.0)
     assert not precond.covariance
     solve = ridge_pcg(cache, y, ones, 1e-10, precond, tol=1e-4, max_iter=20)
     assert solve.converged and solve.iterations <= 6

@@ -72,8 +72,7 @@ class SubsampleMixin:
         if problem.validation is not None:
             X_val, y_val, w_val = problem.validation
             held = (FeatureCache(feature_map, X_val), y_val.reshape(len(w_val), -1), w_val)
-        sketch = (subset(problem.X, sub), positions[:m], positions,
-                  lambda k: subset(problem.X, problem.index(positions[:k])))
+        sketch = (subset(problem.X, sub), positions[:m], positions)
         theta, history, iterations = self._grow_and_solve(cache, held, y, w, alpha, loss,
                                                           sketch, plan)
         best_loss = min(h[1] for h in history) if held is not None else chosen[0]
@@ -111,9 +110,8 @@ class SubsampleMixin:
         rows = problem.index(order[:k])
         X, y, w = subset(problem.X, rows), problem.y[rows].reshape(k, -1), problem.weight[rows]
         X_val, y_val, w_val = problem.validation
-        sketch = (subset(problem.X, rows[:plan.selection_rows]),
-                  torch.arange(plan.selection_rows, device=y.device), rows,
-                  lambda j: subset(problem.X, rows[:j]))
+        order = torch.arange(k, device=y.device)  # the rows' positions in each challenger's cache
+        sketch = (subset(problem.X, rows[:plan.selection_rows]), order[:plan.selection_rows], order)
         best = None
         for step in range(LIMITS.narrowings + 1):
             candidate = sigma / 2**step
@@ -227,9 +225,8 @@ class SubsampleMixin:
         limits, total = LIMITS, 0
         rows = sketch_rows(len(sketch[2]), cache.n_features, len(sketch[1]))
         while True:
-            X_sketch = sketch[0] if rows <= len(sketch[1]) else sketch[3](rows)
-            precond = SketchPreconditioner(cache.feature_map, n_blocks, X_sketch, alpha,
-                                           float(w.double().mean()), limits.woodbury_max_roundoff)
+            precond = SketchPreconditioner(cache, sketch[2][:rows], alpha, float(w.double().mean()),
+                                           limits.woodbury_max_roundoff)
             held = cache_bytes(rows, cache.n_features + 1, torch.float64)
             grows = (rows < len(sketch[2])
                      and held <= limits.sketch_cache_share * self.fit_plan_.cache_bytes)

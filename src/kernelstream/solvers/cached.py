@@ -44,6 +44,7 @@ class FeatureCache:
         self.n_rows = X.shape[0]
         self.n_blocks = 0
         self.parts: list[torch.Tensor] = []
+        self._sketch_gram: tuple | None = None  # (rows, precise, parts counted, ΨΨᵀ)
 
     @property
     def n_features(self) -> int:
@@ -106,6 +107,23 @@ class FeatureCache:
         """``Φ = Ψ/√J`` of the rows ``index`` ``(m, D)``, in the features' precision."""
         return torch.cat([part[index] for part in self.parts], dim=1) * self.n_blocks**-0.5
 
+    def gram(self, index: torch.Tensor, precise: bool = False) -> torch.Tensor:
+        """``ΨΨᵀ`` of the rows ``index`` over every cached block ``(m, m)`` float64 (``ΦΦᵀ =
+        ΨΨᵀ/J``), the products in float64 where ``precise``, else in the features' precision.
+        A sum over the cache's parts, each counted once for the last ``index`` asked: a
+        sketch's Gram across doubling sizes costs the final size's ``m²D``, not their sum."""
+        memo = self._sketch_gram
+        if (memo is None or memo[1] != precise or len(memo[0]) != len(index)
+                or not torch.equal(memo[0], index)):
+            empty = torch.zeros((len(index), len(index)), dtype=torch.float64, device=index.device)
+            memo = (index, precise, 0, empty)
+        gram = memo[3]
+        for part in self.parts[memo[2]:]:
+            rows = part[index].double() if precise else part[index]
+            gram += (rows @ rows.T).double()
+        self._sketch_gram = (index, precise, len(self.parts), gram)
+        return gram
+
     def extended(self, theta: torch.Tensor, n_blocks: int) -> torch.Tensor:
         """``θ`` of ``J`` blocks as a start at ``n_blocks``: the same outputs, the new blocks 0
         (``W_j`` scaled by ``√(n_blocks/J)``, as ``φ = Ψ/√J``)."""
@@ -117,22 +135,29 @@ class FeatureCache:
 
 
 class SketchPreconditioner:
-    """``P = (UUᵀ + αI)⁻¹`` with ``U = Φ̃_sᵀ√(c/s)`` from ``s`` sketch rows (``c``: the mean
-    weight). With ``D + 1 ≤ s`` the ``(D+1)²`` matrix ``UUᵀ + αI`` is factored (Cholesky, ``sD²``);
-    else by Woodbury, ``Pr = (r − U(αI + UᵀU)⁻¹Uᵀr)/α`` (``s²D``): exact on the span of the
-    sketch rows' features, ``1/α`` off it; in float64 where the features' relative round-off
-    ``ε/α`` exceeds ``max_roundoff`` (the difference is divided by ``α``: in float32 at a small
-    ``α`` the output is round-off). No eigendecomposition; ``O(D·min(s, D))`` per use."""
+    """``P = (UUᵀ + αI)⁻¹`` with ``U = Φ̃_sᵀ√(c/s)`` from ``s`` sketch rows of a
+    :class:`FeatureCache` (``c``: the mean weight). With ``D + 1 ≤ s`` the ``(D+1)²`` matrix
+    ``UUᵀ + αI`` is factored (Cholesky, ``sD²``); else by Woodbury, ``Pr = (r − U(αI +
+    UᵀU)⁻¹Uᵀr)/α``, with ``UᵀU = (c/s)(ΨΨᵀ/J + c₀²11ᵀ)`` from the cache's running Gram of the
+    sketch (:meth:`FeatureCache.gram`: ``s²`` per new feature): exact on the span of the sketch
+    rows' features, ``1/α`` off it; in float64 where the features' relative round-off ``ε/α``
+    exceeds ``max_roundoff`` (the difference is divided by ``α``: in float32 at a small ``α``
+    the output is round-off). No eigendecomposition; ``O(D·min(s, D))`` per use."""
 
-    def __init__(self, feature_map: FeatureMap, n_blocks: int, X_sketch, alpha: float,
+    def __init__(self, cache: FeatureCache, index: torch.Tensor, alpha: float,
                  weight_scale: float = 1.0, max_roundoff: float = 0.0):
-        s = X_sketch.shape[0]
-        rows = augmented_features(feature_map, X_sketch, n_blocks)  # Uᵀ, (s, D+1)
-        self.alpha, self.covariance = float(alpha), rows.shape[1] <= s
-        if not self.covariance and torch.finfo(rows.dtype).eps > max_roundoff * alpha:
-            rows = rows.double()
-        U = rows.mul_(math.sqrt(weight_scale / s)).T
-        inner = (U @ U.T if self.covariance else U.T @ U).double()
+        s, scale = len(index), weight_scale / len(index)
+        self.alpha, self.covariance = float(alpha), cache.n_features + 1 <= s
+        precise = not self.covariance and torch.finfo(cache.X.dtype).eps > max_roundoff * alpha
+        Psi = torch.cat([part[index] for part in cache.parts], dim=1)
+        Psi = Psi.double() if precise else Psi  # Φ = Ψ/√J in the Gram's precision
+        rows = torch.cat([Psi.mul_(cache.n_blocks**-0.5),
+                          Psi.new_full((s, 1), INTERCEPT_FEATURE)], dim=1)  # Φ̃_s, (s, D+1)
+        U = rows.mul_(math.sqrt(scale)).T
+        if self.covariance:
+            inner = (U @ U.T).double()
+        else:
+            inner = cache.gram(index, precise) * (scale / cache.n_blocks) + scale * INTERCEPT_FEATURE**2
         inner.diagonal().add_(alpha)
         self.factor, self.U = jittered_cholesky(inner), None if self.covariance else U
 
