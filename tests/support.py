@@ -23,26 +23,12 @@ DEVICES = [pytest.param("cpu"), pytest.param("cuda", marks=[cuda_mark, pytest.ma
 #: float32's machine epsilon, the unit of the tolerances of comparisons run on CUDA
 FLOAT32_EPS = float(np.finfo(np.float32).eps)
 
-#: scikit-learn's subset invariance asks for a row's prediction in the same bits alone or in a batch
-CUDA_SUBSET_INVARIANCE = {"check_methods_subset_invariance": (
-    "on CUDA a float32 GEMM's rounding follows the batch's shape (an H100 gave differences of "
-    "a few float32 eps: up to 2.4e-7 absolute, 4e-6 relative), so a row's score depends in its "
-    "last bits on the rows beside it; on the CPU a row's float32 score comes out in the same "
-    "bits in any batch (the DSG estimators predict in calls of exactly 64 rows)")}
-
-
 def runs_on_cuda(estimator) -> bool:
     """Whether ``estimator`` computes on CUDA: its ``device`` resolved as the estimator itself
     resolves it (``"auto"``, the default, is CUDA when ``torch.cuda.is_available()``, except
-    GoGP's, which is the CPU). Comparisons written for the CPU's bits take a float32 tolerance,
-    or an expected failure, where this is true."""
+    GoGP's, which is the CPU). Comparisons written for the CPU's bits take a float32 tolerance
+    where this is true."""
     return estimator._resolve_device().type == "cuda"
-
-
-def cuda_subset_invariance(estimator) -> dict[str, str]:
-    """:data:`CUDA_SUBSET_INVARIANCE` where ``estimator`` runs on CUDA, else nothing: an
-    ``expected_failed_checks`` entry for the estimators whose float32 scores fail it there."""
-    return dict(CUDA_SUBSET_INVARIANCE) if runs_on_cuda(estimator) else {}
 
 
 def shared_dataset(name: str) -> dict:

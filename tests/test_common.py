@@ -1,10 +1,8 @@
 """scikit-learn conformance of every public estimator, with the failures each one declares.
 
 ``kernelstream.conformance.expected_failed_checks`` is the single source of the expected
-failures: a user's own ``check_estimator`` run with it agrees with this test. On CUDA the
-estimators that predict by float32 GEMMs also fail the subset-invariance check, which asks for
-bit-identical rows across batch shapes (``support.CUDA_SUBSET_INVARIANCE``, added here only
-where the estimator's device resolves to CUDA).
+failures: a user's own ``check_estimator`` run with it agrees with this test (on CUDA it adds
+the subset invariance, which asks for bit-identical rows across batch shapes).
 """
 
 import pytest
@@ -13,7 +11,6 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from kernelstream import (AOGDClassifier, DSGClassifier, DSGGaussianProcessRegressor,
                           DSGOneClass, DSGRegressor, GoGPRegressor, RandomFeatures)
 from kernelstream.conformance import expected_failed_checks
-from support import cuda_subset_invariance
 
 # small, fast settings: the checks fit dozens of times on tiny data
 SMALL = dict(batch_size=64, block_size=64, max_iter=3, random_state=0)
@@ -30,28 +27,26 @@ ESTIMATORS = [
 ]
 
 
-def _batch_shaped(estimator) -> bool:
-    """Fails subset invariance on CUDA (an H100): float32 GEMMs over the call's rows. DSGOneClass
-    and the GP predict the same way but passed there, so their check stays a plain one."""
-    return (isinstance(estimator, (DSGRegressor, DSGClassifier))
-            or isinstance(estimator, AOGDClassifier) and estimator.kernel != "linear")
-
-
-def _expected_failures(estimator) -> dict[str, str]:
-    """The library's declared failures, and on CUDA the float32 batch-shape one."""
-    failures = expected_failed_checks(estimator)
-    if _batch_shaped(estimator):
-        failures.update(cuda_subset_invariance(estimator))
-    return failures
-
-
 # DSGDensityRatio.fit(X_p, X_q) takes two samples, not (X, y): outside the estimator contract.
-@parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failures)
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failed_checks)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
 
 @pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: type(e).__name__)
 def test_expected_failures_are_declared_with_a_reason(estimator):
-    for name, reason in _expected_failures(estimator).items():
+    for name, reason in expected_failed_checks(estimator).items():
         assert name.startswith("check_") and len(reason) > 40
+
+
+def test_on_cuda_the_subset_invariance_is_declared(monkeypatch):
+    """A user's ``check_estimator`` on a GPU gets the float32 batch-shape failure declared."""
+    import torch
+
+    from kernelstream.conformance import CUDA_SUBSET_INVARIANCE
+
+    estimator = DSGRegressor(**SMALL)
+    on_cpu = expected_failed_checks(estimator)
+    monkeypatch.setattr(DSGRegressor, "_resolve_device", lambda self: torch.device("cuda"))
+    on_cuda = expected_failed_checks(estimator)
+    assert on_cuda == {**on_cpu, "check_methods_subset_invariance": CUDA_SUBSET_INVARIANCE}

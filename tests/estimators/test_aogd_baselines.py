@@ -9,15 +9,12 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from benchmarks import aogd as table2
 from kernelstream.baselines import OGDLastClassifier, ReservoirOGDClassifier
-from support import cuda_subset_invariance
+from kernelstream.conformance import expected_failed_checks
 
 
-# float32 feature GEMMs: on CUDA a row's bits follow its batch's shape (support.py); the
-# reservoir's scores pass there (an H100), so its check stays a plain one
 @parametrize_with_checks([OGDLastClassifier(n_components=64, random_state=0),
                           ReservoirOGDClassifier(n_components=64, buffer_size=4, random_state=0)],
-                         expected_failed_checks=lambda est: (
-                             cuda_subset_invariance(est) if type(est) is OGDLastClassifier else {}))
+                         expected_failed_checks=expected_failed_checks)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
