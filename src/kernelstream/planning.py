@@ -491,8 +491,10 @@ def _subsample_reasons(plan: FitPlan, params: dict, limits: FitLimits, n_train: 
         return tuple(reasons)
     reasons.append(f"features cached (at most {limits.cache_bytes / 2**30:.3g} GiB), from "
                    f"{plan.start_blocks} to at most {plan.max_blocks} blocks of {plan.block_size}, "
-                   f"doubled while the held-out loss falls by more than {limits.growth_tol:g}; "
-                   "each size one solve by conjugate gradients with a Nystrom preconditioner"
+                   f"doubled while the held-out loss falls by more than {limits.growth_tol:g}"
+                   + (" and the last doubling changed some held-out row's class"
+                      if s.n_classes is not None else "")
+                   + "; each size one solve by conjugate gradients with a Nystrom preconditioner"
                    + (" (the squared hinge: Newton on its active rows)"
                       if "squared_hinge" in plan.losses_compared else ""))
     return tuple(reasons)

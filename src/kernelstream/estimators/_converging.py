@@ -128,12 +128,19 @@ class ConvergingMixin(SubsampleMixin):
         return self
 
     # -- the exact dual solvers on few rows (the subsample's selection) ----------------------
-    def _solve_dual(self, X_t, y_t, w_t, sigmas, alphas, block_size, n_blocks, losses):
+    def _solve_dual(self, X_t, y_t, w_t, sigmas, alphas, block_size, n_blocks, losses,
+                    grams: dict | None = None):
         """``({loss: (least leave-one-out loss, its α, its solution)}, cv_results_ records)``
-        over every ``σ`` (one ``n × n`` Gram matrix at a time, shared by the losses)."""
+        over every ``σ`` (one ``n × n`` Gram matrix at a time, shared by the losses; ``grams``:
+        a dict that keeps them by ``σ`` for the caller's later calls on the same rows)."""
         best, records = {}, []
         for sigma in sigmas:
-            rows = gram_rows(self._make_map(X_t.shape[1], sigma, block_size), n_blocks, X_t, y_t, w_t)
+            key = tuple(np.atleast_1d(np.asarray(sigma, dtype=float)))
+            rows = None if grams is None else grams.get(key)
+            if rows is None:
+                rows = gram_rows(self._make_map(X_t.shape[1], sigma, block_size), n_blocks, X_t, y_t, w_t)
+                if grams is not None:
+                    grams[key] = rows
             for name in losses:
                 solver = dual_squared_hinge(rows, alphas) if name == "squared_hinge" else dual_ridge(rows)
                 loo = solver.leave_one_out_losses(alphas)
@@ -146,7 +153,7 @@ class ConvergingMixin(SubsampleMixin):
                 if name not in best or float(loo[a]) < best[name][0]:
                     best[name] = (float(loo[a]), alphas[a], solver.solution(alphas[a]))
                 del solver
-            del rows  # one bandwidth's n × n matrices at a time
+            del rows  # one bandwidth's n × n matrices at a time, unless the caller keeps them
         return best, records
 
     def _clearly_better(self, candidate, kept, targets, weight, z: float = 2.0) -> bool:

@@ -120,7 +120,7 @@ class SubsampleMixin:
             cache.grow(plan.start_blocks)
             solve = self._solve_at(cache, y, w, carry(k), loss, sketch, plan.start_blocks, None)
             held = (FeatureCache(feature_map, X_val), y_val.reshape(len(w_val), -1), w_val)
-            losses = _held_out_losses(held, solve.theta, plan.start_blocks, loss)
+            losses, _ = _held_out_losses(held, solve.theta, plan.start_blocks, loss)
             if best is not None and not _pays(best[1], losses, plan.growth_tol):
                 break
             best = (candidate, losses)
@@ -142,7 +142,7 @@ class SubsampleMixin:
         sigmas = self._bandwidth_candidates(X_all)  # the median of every row, as by epochs
         blocks = max(1, plan.selection_features // plan.block_size)
         solve = functools.partial(self._solve_dual, X_sub, y_sub, w_sub, block_size=plan.block_size,
-                                  n_blocks=blocks)
+                                  n_blocks=blocks, grams={})  # the losses share each σ's Gram
         first, *others = plan.losses_compared
         best, records = _descend(lambda sigma: solve([sigma], list(plan.dual_alphas), losses=(first,)),
                                  sigmas, first)
@@ -194,26 +194,36 @@ class SubsampleMixin:
         """The best ``θ`` over doubling feature sizes, its history ``[(blocks, held-out loss,
         iterations)]`` and the iterations in all. A size is kept only where its held-out loss
         is lower than the last's by more than ``growth_tol`` (relative) and by two standard
-        errors of the rows' paired differences: features are spent while they pay."""
-        J, theta, best, history, total = plan.start_blocks, None, None, [], 0
+        errors of the rows' paired differences: features are spent while they pay. A
+        classifier stops after a kept size that changed no held-out row's class: its held-out
+        error has stopped moving, and a further doubling would cost twice as much again."""
+        J, theta, best, history, total, classes = plan.start_blocks, None, None, [], 0, None
         while True:
             cache.grow(J)
             start = None if theta is None else cache.extended(theta, J)
             solve = self._solve_at(cache, y, w, alpha, loss, sketch, J, start)
             theta, total = solve.theta, total + solve.iterations
-            rows = _held_out_losses(held, theta, J, loss) if held is not None else None
+            rows, outputs = _held_out_losses(held, theta, J, loss) if held is not None else (None, None)
             value = float(rows.mean()) if rows is not None else math.nan
             history.append((J, value, solve.iterations))
             if best is not None and not _pays(best[2], rows, plan.growth_tol):
                 break
             best = (theta, value, rows)
+            now = self._held_out_classes(outputs[held[2] > 0]) if outputs is not None else None
+            settled = now is not None and classes is not None and torch.equal(now, classes)
+            classes = now
             grown = min(2 * J, plan.max_blocks)
             while grown > J and not cache.fits(grown):  # the last step: as far as the cache holds
                 grown -= 1
-            if held is None or grown == J:
+            if held is None or grown == J or settled:
                 break
             J = grown
         return best[0], history, total
+
+    def _held_out_classes(self, outputs: torch.Tensor) -> torch.Tensor | None:
+        """The classes that held-out ``(m, C)`` outputs pick (a classifier's); ``None`` for a
+        regressor, whose growth the loss alone decides."""
+        return None
 
     def _sketched_pcg(self, cache, y, w, alpha, sketch, n_blocks, start) -> RidgeSolve:
         """Least squares by conjugate gradients preconditioned by ``s`` sketch rows
@@ -330,16 +340,16 @@ def _apply(precond, r: torch.Tensor) -> torch.Tensor:
     return r * tail + (V @ ((V.T @ r.to(V.dtype)).double() * top).to(V.dtype)).double()
 
 
-def _held_out_losses(held, theta, n_blocks, loss: str) -> torch.Tensor:
+def _held_out_losses(held, theta, n_blocks, loss: str) -> tuple[torch.Tensor, torch.Tensor]:
     """Each held-out row's ``w_i ℓ(f(x_i), y_i) / w̄`` at ``n_blocks`` blocks (mean: the
     weighted mean loss), ``ℓ`` least squares' ``½‖f − y‖²`` or the squared hinge's
-    ``½ Σ max(0, 1 − yf)²``."""
+    ``½ Σ max(0, 1 − yf)²``; and the outputs ``f`` ``(m, C)``."""
     cache, y, w = held
     cache.grow(n_blocks)
     outputs, y = cache.matmul(theta), y.double().reshape(cache.n_rows, -1)
     residual = (1 - y * outputs).clamp_min(0) if loss == "squared_hinge" else outputs - y
     w = w.double()
-    return w * 0.5 * residual.square().sum(dim=1) / w.mean()
+    return w * 0.5 * residual.square().sum(dim=1) / w.mean(), outputs
 
 
 def _pays(before: torch.Tensor, after: torch.Tensor, tol: float) -> bool:

@@ -226,12 +226,19 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
         c = float((counts * (wrong_candidate & ~wrong_kept)).sum())
         return b - c > z * math.sqrt(b + c)
 
-    @staticmethod
-    def _wrong(predictions, targets) -> torch.Tensor:
+    @classmethod
+    def _wrong(cls, predictions, targets) -> torch.Tensor:
         """Rows whose ``(m, C)`` outputs pick another class than the ±1 ``targets``."""
-        if targets.shape[1] == 1:
-            return (predictions[:, 0] > 0) != (targets[:, 0] > 0)
-        return predictions.argmax(dim=1) != targets.argmax(dim=1)
+        return cls._classes(predictions) != cls._classes(targets)
+
+    def _held_out_classes(self, outputs: torch.Tensor) -> torch.Tensor:
+        return self._classes(outputs)
+
+    @staticmethod
+    def _classes(outputs: torch.Tensor) -> torch.Tensor:
+        """The class each row of ``(m, C)`` outputs picks: the sign of one column, else the
+        largest."""
+        return outputs[:, 0] > 0 if outputs.shape[1] == 1 else outputs.argmax(dim=1)
 
     def _calibrate(self, problem) -> None:
         """``proba_temperature_`` from the validation rows (else up to ``calibration_rows``
