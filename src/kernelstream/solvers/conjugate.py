@@ -36,6 +36,7 @@ import torch
 
 from ..features.base import FeatureMap
 from ..losses import Loss
+from ..ops.linalg import symmetric_eigh
 from .epochs import EpochControl, EpochState, FitResult, column_losses, record_epoch, start_state
 from .feature_rows import CHUNK_FLOATS, INTERCEPT_FEATURE, PARAM_BYTES, augmented, feature_matrix, row_chunks
 from .preconditioned import Preconditioner, monitored_validation
@@ -88,7 +89,7 @@ def _covariance_eigen(feature_map, n_blocks, X):
         Phi = augmented(feature_matrix(feature_map, X[rows], n_blocks))
         cov += (Phi.T @ Phi).double()
         kappa = max(kappa, float((Phi * Phi).sum(dim=1).max()))
-    lam, V = torch.linalg.eigh(cov / s)
+    lam, V = symmetric_eigh(cov / s)
     lam, V = lam.flip(0).clamp_min(0), V.flip(1)
     return lam, lambda k: V[:, :k].to(X.dtype).contiguous(), kappa
 
@@ -111,7 +112,7 @@ def _gram_eigen(feature_map, n_blocks, X):
         Psi = blocks_of(j)[1]
         gram += (Psi @ Psi.T).double()
     kappa = float(torch.diagonal(gram).max())
-    lam, U = torch.linalg.eigh(gram / s)
+    lam, U = symmetric_eigh(gram / s)
     del gram
     lam, U = lam.flip(0).clamp_min(0), U.flip(1)
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import torch
 
 from ..features.base import FeatureMap
+from ..ops.linalg import symmetric_eigh
 from .feature_rows import INTERCEPT_FEATURE
 
 __all__ = ["DUAL_MAX_ROWS", "DualRidge", "DualSolution", "GramRows", "dual_ridge", "feature_gram", "gram_rows"]
@@ -136,7 +137,7 @@ def dual_ridge(rows: GramRows) -> DualRidge:
     scaled = s[:, None] * gram * s[None, :]  # SΦΦᵀS
     su = scaled @ u
     Z = scaled - su[:, None] * u[None, :] - u[:, None] * su[None, :] + (u @ su) * torch.outer(u, u)  # P(SΦΦᵀS)P
-    eigenvalues, eigenvectors = torch.linalg.eigh(Z)
+    eigenvalues, eigenvectors = symmetric_eigh(Z)
     projected_y = s[:, None] * targets
     projected_y = projected_y - u[:, None] * (u @ projected_y)  # ỹ = PSy
     return DualRidge(rows.feature_map, rows.n_blocks, rows.X, targets, w, rows.n_rows, gram,

@@ -47,6 +47,7 @@ import torch
 
 from ..features.base import FeatureMap
 from ..losses import Loss
+from ..ops.linalg import symmetric_eigh
 from .epochs import EpochControl, EpochState, FitResult, column_losses, record_epoch, start_state
 from .feature_rows import CHUNK_FLOATS, INTERCEPT_FEATURE, PARAM_BYTES, augmented, feature_matrix, row_chunks
 
@@ -166,7 +167,7 @@ def _covariance_eigen(feature_map, n_blocks, X, kept: list | None = None):
             kept.append(Phi)
         cov += (Phi.T @ Phi).double()  # a chunk's products in the features' precision, summed in float64
         sq_norms[rows] = Phi.square().sum(dim=1).double()
-    lam, V = torch.linalg.eigh(cov / s)
+    lam, V = symmetric_eigh(cov / s)
     return lam.flip(0).clamp_min(0), V.flip(1), sq_norms
 
 
@@ -182,7 +183,7 @@ def _gram_eigen(feature_map, n_blocks, X):
         blocks = range(j, min(j + group, n_blocks))
         Psi = feature_map.features(X, blocks).reshape(s, -1).double() / n_blocks**0.5
         gram += Psi @ Psi.T
-    lam, U = torch.linalg.eigh(gram / s)
+    lam, U = symmetric_eigh(gram / s)
     lam, U = lam.flip(0).clamp_min(0), U.flip(1)
     keep = lam > lam[0] * 1e-12
     lam, U = lam[keep], U[:, keep]
