@@ -217,7 +217,9 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
         ``γ`` after any automatic halving (``nan`` with a budget: conjugate gradients take no
         step size).
     n_step_halvings_ : int
-        How often instability halved ``γ`` (0 in a healthy run).
+        How often instability halved ``γ``. A step's residual is one block's estimate and
+        swings: a halving or two also happens in fits that converge (an H100 halved twice
+        where the CPU did not); many mean ``step_size`` is too large.
     residual_norms_ : list of float
         ``‖Y − Ψ_tΨ_tᵀA − s²A‖`` per step (with a budget ``‖Y − (K̂ + s²I)A‖`` per
         conjugate-gradient iteration).
