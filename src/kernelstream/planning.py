@@ -228,10 +228,11 @@ class FitPlan:
     growth_tol: float
     reasons: tuple[str, ...] = field(default=())
     #: the subsample route: features of the selection, the cache's byte budget, and the rows
-    #: of the narrowing check
+    #: and blocks of the narrowing check
     selection_features: int = 0
     cache_bytes: int | None = None
     narrow_rows: int = 0
+    narrow_blocks: int = 0
     #: the rows and L-BFGS iterations of a regressor's per-feature lengthscales (0: none)
     lengthscale_rows: int = 0
     lengthscale_iterations: int = 0
@@ -453,6 +454,7 @@ def _subsample_plan(estimator, shape, params, limits, loss, few_rows: bool = Fal
                    narrow=not few_rows and is_auto(params["sigma"]) and fraction is not None,
                    selection_features=min(limits.subsample_features, size * most),
                    cache_bytes=limits.cache_bytes, narrow_rows=limits.narrow_rows,
+                   narrow_blocks=min(start, max(1, limits.solve_start_features // size)),
                    lengthscale_rows=limits.lengthscale_rows,
                    lengthscale_iterations=limits.lengthscale_iterations)
     return dataclasses.replace(plan, reasons=_subsample_reasons(plan, params, limits, n_train))
@@ -482,7 +484,8 @@ def _subsample_reasons(plan: FitPlan, params: dict, limits: FitLimits, n_train: 
     if plan.narrow:
         reasons.append(f"sigma/2, sigma/4, ... (at most {limits.narrowings}) challenge the "
                        f"subsample's sigma while they pay on the held-out rows, each one solve on "
-                       f"{plan.narrow_rows:,} rows (where the training rows are more)")
+                       f"{plan.narrow_rows:,} rows (where the training rows are more) at "
+                       f"{plan.narrow_blocks * plan.block_size:,} features")
     if few:
         reasons.append(f"{plan.n_components:,} features ({plan.max_blocks} blocks of "
                        f"{plan.block_size}): " + ("n_components as given" if params["n_components"]

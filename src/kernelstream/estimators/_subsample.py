@@ -101,8 +101,10 @@ class SubsampleMixin:
     def _narrowed(self, problem: Problem, sigma: float, carry, loss: str, order) -> float:
         """``σ/2``, ``σ/4``, … challenge the subsample's ``σ`` while each pays on the held-out
         rows (:func:`_pays`), each by one solve on the first ``narrow_rows`` rows of ``order``
-        at the start features: the best bandwidth narrows as rows grow, and a subsample of
-        ``m`` rows cannot see it (the paper's 2-D set: 0.25× the median on 1,024 rows)."""
+        at the growth's start features (``narrow_blocks``, also where ``n_components`` fixes a
+        larger size: the check compares bandwidths, not sizes): the best bandwidth narrows as
+        rows grow, and a subsample of ``m`` rows cannot see it (the paper's 2-D set: 0.25× the
+        median on 1,024 rows)."""
         plan = self.fit_plan_
         k = plan.narrow_rows
         if not plan.narrow or len(order) <= k:  # fewer rows: the subsample's σ stands
@@ -117,10 +119,10 @@ class SubsampleMixin:
             candidate = sigma / 2**step
             feature_map = self._make_map(problem.X.shape[1], candidate, plan.block_size)
             cache = FeatureCache(feature_map, X, plan.cache_bytes)
-            cache.grow(plan.start_blocks)
-            solve = self._solve_at(cache, y, w, carry(k), loss, sketch, plan.start_blocks, None)
+            cache.grow(plan.narrow_blocks)
+            solve = self._solve_at(cache, y, w, carry(k), loss, sketch, plan.narrow_blocks, None)
             held = (FeatureCache(feature_map, X_val), y_val.reshape(len(w_val), -1), w_val)
-            losses, _ = _held_out_losses(held, solve.theta, plan.start_blocks, loss)
+            losses, _ = _held_out_losses(held, solve.theta, plan.narrow_blocks, loss)
             if best is not None and not _pays(best[1], losses, plan.growth_tol):
                 break
             best = (candidate, losses)
