@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from kernelstream.features import make_feature_map
-from kernelstream.solvers.cached import (FeatureCache, SketchPreconditioner, augmented_features,
-                                         ridge_dual_rows, ridge_pcg)
+from kernelstream.solvers.cached import FeatureCache, SketchPreconditioner, ridge_dual_rows, ridge_pcg
+from kernelstream.solvers.feature_rows import augmented
 
 torch.manual_seed(0)
 
@@ -20,6 +20,12 @@ def _problem(n=600, d=3, r=64, sigma=1.0, seed=0):
     y = torch.sin(X.sum(dim=1, keepdim=True)) + 0.1 * torch.randn(n, 1, generator=g, dtype=torch.float64)
     w = torch.rand(n, generator=g, dtype=torch.float64) + 0.5
     return make_feature_map("rbf", d, sigma, r, seed), X, y, w
+
+
+def augmented_features(fmap, X, n_blocks):
+    """``Φ̃ = [Ψ/√J, c]`` of the rows ``X``, regenerated from the map: the cache's reference."""
+    Psi = fmap.features(X, range(n_blocks)).reshape(X.shape[0], -1)
+    return augmented(Psi * n_blocks**-0.5)
 
 
 def _exact(Phi, y, w, alpha):

@@ -112,8 +112,8 @@ class SubsampleMixin:
         rows = problem.index(order[:k])
         X, y, w = subset(problem.X, rows), problem.y[rows].reshape(k, -1), problem.weight[rows]
         X_val, y_val, w_val = problem.validation
-        order = torch.arange(k, device=y.device)  # the rows' positions in each challenger's cache
-        sketch = (subset(problem.X, rows[:plan.selection_rows]), order[:plan.selection_rows], order)
+        cached = torch.arange(k, device=y.device)  # the rows' positions in each challenger's cache
+        sketch = (subset(problem.X, rows[:plan.selection_rows]), cached[:plan.selection_rows], cached)
         best = None
         for step in range(LIMITS.narrowings + 1):
             candidate = sigma / 2**step

@@ -21,9 +21,9 @@ import math
 import torch
 
 from ..features.base import FeatureMap
-from .feature_rows import CHUNK_FLOATS, INTERCEPT_FEATURE, PARAM_BYTES
+from .feature_rows import CHUNK_FLOATS, INTERCEPT_FEATURE, PARAM_BYTES, augmented
 
-__all__ = ["FeatureCache", "SketchPreconditioner", "RidgeSolve", "augmented_features", "cache_bytes",
+__all__ = ["FeatureCache", "SketchPreconditioner", "RidgeSolve", "cache_bytes",
            "exact_gram", "jittered_cholesky", "ridge_dual_rows", "ridge_pcg"]
 
 
@@ -151,9 +151,7 @@ class SketchPreconditioner:
         precise = not self.covariance and torch.finfo(cache.X.dtype).eps > max_roundoff * alpha
         Psi = torch.cat([part[index] for part in cache.parts], dim=1)
         Psi = Psi.double() if precise else Psi  # Φ = Ψ/√J in the Gram's precision
-        rows = torch.cat([Psi.mul_(cache.n_blocks**-0.5),
-                          Psi.new_full((s, 1), INTERCEPT_FEATURE)], dim=1)  # Φ̃_s, (s, D+1)
-        U = rows.mul_(math.sqrt(scale)).T
+        U = augmented(Psi.mul_(cache.n_blocks**-0.5)).mul_(math.sqrt(scale)).T  # Φ̃_sᵀ√(c/s)
         if self.covariance:
             inner = (U @ U.T).double()
         else:
@@ -166,19 +164,6 @@ class SketchPreconditioner:
             return torch.cholesky_solve(r.double(), self.factor)
         inner = torch.cholesky_solve((self.U.T @ r.to(self.U.dtype)).double(), self.factor)
         return (r.double() - (self.U @ inner.to(self.U.dtype)).double()) / self.alpha
-
-
-def augmented_features(feature_map: FeatureMap, X, n_blocks: int) -> torch.Tensor:
-    """``Φ̃ = [Ψ/√J, c]`` of the rows ``X`` (a tensor or sparse rows), ``(m, D+1)``."""
-    m, r = X.shape[0], feature_map.block_size
-    out = torch.empty((m, n_blocks * r + 1), dtype=X.dtype, device=X.device)
-    group = max(1, PARAM_BYTES // (feature_map.block_param_numel() * X.element_size()))
-    for j in range(0, n_blocks, group):
-        blocks = range(j, min(j + group, n_blocks))
-        out[:, j * r:blocks.stop * r] = feature_map.features(X, blocks).reshape(m, -1)
-    out[:, :-1] *= n_blocks**-0.5
-    out[:, -1] = INTERCEPT_FEATURE
-    return out
 
 
 def ridge_dual_rows(cache: FeatureCache, index: torch.Tensor, y: torch.Tensor,
