@@ -97,6 +97,8 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("perf.fit_cost", "CPU time, error and route of DSGClassifier() on a9a subsets of "
               "1,000 to 32,561 rows", ("fit_cost.md",),
               quick=("--sizes", "1000", "--repeats", "1"), out="file"),
+    Benchmark("perf.narrow_products", "a tall matrix by few columns (the cached route's "
+              "products) in both operand orders, one thread", ("narrow_products.md",)),
     Benchmark("perf.roofline", "matmul and cos times per shape and the fit's share of that bound",
               ("roofline.md",), out="file"),
     Benchmark("perf.gpu_roofline", "the fused Triton feature kernel and the torch path against "

@@ -37,6 +37,7 @@ from ..solvers.lengthscales import fit_lengthscales
 from ..solvers.epochs import FitResult
 from ..solvers.selection import Problem
 from ..solvers.streams import subset
+from ..ops.linalg import narrow_matmul, transposed_matmul
 
 __all__ = ["SubsampleMixin", "cv_results"]
 
@@ -339,7 +340,7 @@ def _apply(precond, r: torch.Tensor) -> torch.Tensor:
     """``Pr`` of a :class:`~kernelstream.solvers.preconditioned.Preconditioner` (one ``α``)."""
     top, tail = precond.column_scales(r.shape[1], torch.float64)
     V = precond.V
-    return r * tail + (V @ ((V.T @ r.to(V.dtype)).double() * top).to(V.dtype)).double()
+    return r * tail + narrow_matmul(V, (transposed_matmul(V, r.to(V.dtype)).double() * top).to(V.dtype)).double()
 
 
 def _held_out_losses(held, theta, n_blocks, loss: str) -> tuple[torch.Tensor, torch.Tensor]:

@@ -1,10 +1,14 @@
-"""Symmetric eigendecompositions on the faster backend of the device and dtype."""
+"""Dense kernels on the faster backend of the device and dtype: symmetric eigendecompositions,
+and products with a matrix of few columns (record: docs/decisions/narrow-products.md)."""
 
 from __future__ import annotations
 
 import torch
 
-__all__ = ["symmetric_eigh"]
+__all__ = ["narrow_matmul", "symmetric_eigh", "transposed_matmul"]
+
+#: from this many columns on, ``A @ B`` is as fast in either operand order (float64)
+WIDE_COLUMNS = 16
 
 
 def symmetric_eigh(M: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -18,3 +22,27 @@ def symmetric_eigh(M: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
     values, vectors = eigh(M.numpy(force=True), driver="evd", check_finite=False)
     return torch.from_numpy(values), torch.from_numpy(vectors)
+
+
+def transposed_matmul(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+    """``AᵀB`` for a tall ``A`` ``(n, D)`` and ``B`` ``(n, C)``, computed as ``(BᵀA)ᵀ``.
+
+    The same product; on a CPU, MKL's GEMM of a transposed tall operand by 2–15 columns runs
+    10–20× slower than this order (10,592 × 8,192 float32 by 10 columns, one thread: 651 ms
+    against 61 ms), and the order is never slower where the columns are many."""
+    if B.dim() == 1 or B.shape[-1] == 1:
+        return A.T @ B  # a matrix–vector product: the fast kernel either way
+    return (B.T @ A).T
+
+
+def narrow_matmul(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+    """``AB`` for a tall ``A`` ``(n, D)`` and ``B`` ``(D, C)`` of few columns.
+
+    float32 by 2–15 columns: computed as ``(BᵀAᵀ)ᵀ``, 1.5–2× faster on one CPU thread
+    (10,592 × 8,192 by 10 columns: 123 ms against 71 ms); float64: that order from
+    ``WIDE_COLUMNS`` columns on (by 16: 432 ms against 120 ms), as asked below it (by 10:
+    159 ms against 197 ms)."""
+    columns = 1 if B.dim() == 1 else B.shape[-1]
+    if columns == 1 or (A.dtype == torch.float64 and columns < WIDE_COLUMNS):
+        return A @ B
+    return (B.T @ A.T).T

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import torch
 
+from .linalg import transposed_matmul
 from .workspace import scratch
 
 __all__ = ["precond_direction", "precond_direction_torch"]
@@ -64,10 +65,10 @@ def precond_direction(Psi: torch.Tensor, G: torch.Tensor, precond_eps: float) ->
     if b < r:
         rhs = (G.double() / b).numpy()  # G / b, (b, C)
     else:
-        rhs = (Psi.T @ G / b).double().numpy()  # Ψᵀ G / b, (r, C)
+        rhs = (transposed_matmul(Psi, G) / b).double().numpy()  # Ψᵀ G / b, (r, C)
     x, info = lapack.dpotrs(factor, rhs, lower=1)  # (Gram/b + εI)⁻¹ rhs
     x = torch.from_numpy(x).to(Psi.dtype)
-    return Psi.T @ x if b < r else x  # Ψᵀ (ΨΨᵀ/b + εI)⁻¹ G / b  or  (ΨᵀΨ/b + εI)⁻¹ Ψᵀ G / b
+    return transposed_matmul(Psi, x) if b < r else x  # Ψᵀ (ΨΨᵀ/b + εI)⁻¹ G / b  or  (ΨᵀΨ/b + εI)⁻¹ Ψᵀ G / b
 
 
 def precond_direction_torch(Psi: torch.Tensor, G: torch.Tensor, precond_eps: float) -> torch.Tensor:
@@ -83,6 +84,6 @@ def precond_direction_torch(Psi: torch.Tensor, G: torch.Tensor, precond_eps: flo
     L = torch.linalg.cholesky(M, out=scratch("precond_chol", (small, small), torch.float64, Psi.device))
     if b < r:
         y = torch.cholesky_solve(G.double() / b, L)  # (ΨΨᵀ/b + εI)⁻¹ G / b, (b, C)
-        return Psi.T @ y.to(Psi.dtype)
-    grad = Psi.T @ G / b  # (r, C)
+        return transposed_matmul(Psi, y.to(Psi.dtype))
+    grad = transposed_matmul(Psi, G) / b  # (r, C)
     return torch.cholesky_solve(grad.double(), L).to(Psi.dtype)

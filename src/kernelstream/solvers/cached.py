@@ -21,6 +21,7 @@ import math
 import torch
 
 from ..features.base import FeatureMap
+from ..ops.linalg import narrow_matmul, transposed_matmul
 from .feature_rows import CHUNK_FLOATS, INTERCEPT_FEATURE, PARAM_BYTES, augmented
 
 __all__ = ["FeatureCache", "SketchPreconditioner", "RidgeSolve", "cache_bytes",
@@ -91,7 +92,7 @@ class FeatureCache:
         out, start = None, 0
         coefficients = theta[:-1].to(self.X.dtype)
         for part in self.parts:
-            product = part @ coefficients[start:start + part.shape[1]]
+            product = narrow_matmul(part, coefficients[start:start + part.shape[1]])
             out = product if out is None else out + product
             start += part.shape[1]
         return out.double() * self.n_blocks**-0.5 + INTERCEPT_FEATURE * theta[-1].double()
@@ -99,7 +100,7 @@ class FeatureCache:
     def rmatmul(self, U: torch.Tensor) -> torch.Tensor:
         """``Φ̃ᵀU`` ``(D+1, C)`` in float64 for ``U`` ``(n, C)``."""
         low = U.to(self.X.dtype)
-        parts = [(part.T @ low).double() for part in self.parts]
+        parts = [transposed_matmul(part, low).double() for part in self.parts]
         return torch.cat([torch.cat(parts) * self.n_blocks**-0.5,
                           INTERCEPT_FEATURE * U.double().sum(dim=0, keepdim=True)])
 
@@ -162,8 +163,8 @@ class SketchPreconditioner:
     def __call__(self, r: torch.Tensor) -> torch.Tensor:
         if self.covariance:
             return torch.cholesky_solve(r.double(), self.factor)
-        inner = torch.cholesky_solve((self.U.T @ r.to(self.U.dtype)).double(), self.factor)
-        return (r.double() - (self.U @ inner.to(self.U.dtype)).double()) / self.alpha
+        inner = torch.cholesky_solve(transposed_matmul(self.U, r.to(self.U.dtype)).double(), self.factor)
+        return (r.double() - narrow_matmul(self.U, inner.to(self.U.dtype)).double()) / self.alpha
 
 
 def ridge_dual_rows(cache: FeatureCache, index: torch.Tensor, y: torch.Tensor,
@@ -186,7 +187,7 @@ def ridge_dual_rows(cache: FeatureCache, index: torch.Tensor, y: torch.Tensor,
     C = targets.shape[1]
     b = (s * solved[:, :C]).sum(dim=0) / (s * solved[:, C:]).sum()
     xi = solved[:, :C] - solved[:, C:] * b  # M⁻¹S(y − b)
-    W = (Phi.T @ (s * xi).to(Phi.dtype)).double()
+    W = transposed_matmul(Phi, (s * xi).to(Phi.dtype)).double()
     return torch.cat([W, (b / INTERCEPT_FEATURE)[None]])
 
 

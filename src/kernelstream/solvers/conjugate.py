@@ -36,7 +36,7 @@ import torch
 
 from ..features.base import FeatureMap
 from ..losses import Loss
-from ..ops.linalg import symmetric_eigh
+from ..ops.linalg import narrow_matmul, symmetric_eigh, transposed_matmul
 from .epochs import EpochControl, EpochState, FitResult, column_losses, record_epoch, start_state
 from .feature_rows import CHUNK_FLOATS, INTERCEPT_FEATURE, PARAM_BYTES, augmented, feature_matrix, row_chunks
 from .preconditioned import Preconditioner, monitored_validation
@@ -151,7 +151,7 @@ def run_conjugate_gradients(feature_map: FeatureMap, n_blocks: int, theta: torch
     V = precond.V
 
     def preconditioned(r: torch.Tensor) -> torch.Tensor:  # P r, every column with its α
-        return r * tail + (V @ ((V.T @ r.to(V.dtype)).double() * top).to(V.dtype)).double()
+        return r * tail + narrow_matmul(V, (transposed_matmul(V, r.to(V.dtype)).double() * top).to(V.dtype)).double()
 
     direction = state.direction  # p (None: the first pass only computes the gradient)
     for epoch in range(state.epoch, control.max_iter):
@@ -210,12 +210,12 @@ def _pass(feature_map, n_blocks, batches, theta, direction, loss, alphas_cols, n
         coefficients = both.to(X.dtype)
         for chunk in row_chunks(X.shape[0], D):
             Phi = feature_matrix(feature_map, X[chunk], n_blocks)
-            U = (Phi @ coefficients[:D] + INTERCEPT_FEATURE * coefficients[D]).double()
+            U = (narrow_matmul(Phi, coefficients[:D]) + INTERCEPT_FEATURE * coefficients[D]).double()
             targets, w = y[chunk].double(), weight[chunk].double()
             G, value = column_losses(loss, U[:, :AC], targets, w, n_alphas)  # w ℓ'(Φ̃θ)
             Hp = column_losses(loss, U[:, :AC] + U[:, AC:], targets, w, n_alphas)[0] - G
             weighted = torch.cat([G, Hp], dim=1)
-            sums[:D] += (Phi.T @ weighted.to(Phi.dtype)).double()
+            sums[:D] += transposed_matmul(Phi, weighted.to(Phi.dtype)).double()
             sums[D] += INTERCEPT_FEATURE * weighted.sum(dim=0)
             total += value
         rows += X.shape[0]

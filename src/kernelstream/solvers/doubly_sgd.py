@@ -27,9 +27,10 @@ from typing import Callable, Iterable
 import torch
 
 from ..expansion import Expansion
+from ..losses import Loss
+from ..ops.linalg import transposed_matmul
 from ..ops.precond import precond_direction
 from ..ops.workspace import scratch
-from ..losses import Loss
 
 __all__ = ["DSGConfig", "dsg_step", "run_dsg"]
 
@@ -66,7 +67,7 @@ def block_direction(Psi: torch.Tensor, G: torch.Tensor, config: DSGConfig) -> to
     is a BLAS SYRK and the factor LAPACK in place (:mod:`kernelstream.ops.precond`).
     """
     if not config.precondition:
-        return Psi.T @ G / Psi.shape[0]  # (r, C)
+        return transposed_matmul(Psi, G) / Psi.shape[0]  # (r, C)
     return precond_direction(Psi, G, config.precond_eps)
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import torch
 
 from ..features.base import FeatureMap
-from ..ops.linalg import symmetric_eigh
+from ..ops.linalg import symmetric_eigh, transposed_matmul
 from .feature_rows import INTERCEPT_FEATURE
 
 __all__ = ["DUAL_MAX_ROWS", "DualRidge", "DualSolution", "GramRows", "dual_ridge", "feature_gram", "gram_rows"]
@@ -176,7 +176,7 @@ def _transposed_features(feature_map: FeatureMap, X: torch.Tensor, n_blocks: int
     parts = []
     for blocks in _block_groups(feature_map, n_blocks):
         Phi = feature_map.features(X, blocks).reshape(X.shape[0], -1).double()
-        parts.append(Phi.T @ dual)
+        parts.append(transposed_matmul(Phi, dual))
     return torch.cat(parts) * n_blocks**-0.5
 
 

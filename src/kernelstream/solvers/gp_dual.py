@@ -42,6 +42,7 @@ from typing import Callable
 import torch
 
 from ..features.base import FeatureMap
+from ..ops.linalg import narrow_matmul, transposed_matmul
 
 __all__ = ["NystromPreconditioner", "NystromFactors", "DualGPResult", "kernel_in_chunks",
            "features_kernel", "kernel_diagonal", "nystrom_factors", "nystrom_preconditioner",
@@ -154,7 +155,7 @@ def safe_step_size(feature_map: FeatureMap, X: torch.Tensor, noise: float,
     lam = 1.0
     for j in range(n_iter):
         Psi = feature_map.block_features(X, _PROBE_BLOCK + j)
-        w = precond(Psi @ (Psi.T @ v) + noise * v)
+        w = precond(narrow_matmul(Psi, transposed_matmul(Psi, v)) + noise * v)
         lam = float(torch.linalg.norm(w) / torch.linalg.norm(v))
         v = w / torch.linalg.norm(w)
     return min(float(cap), 1.0 / lam)
@@ -192,7 +193,7 @@ def solve_dual(feature_map: FeatureMap, X: torch.Tensor, Y: torch.Tensor, noise:
     gamma = float(step_size)
     for t in range(n_steps):
         Psi = feature_map.block_features(X, first_block + t)
-        residual = Y - Psi @ (Psi.T @ A) - noise * A
+        residual = Y - narrow_matmul(Psi, transposed_matmul(Psi, A)) - noise * A
         norm = float(torch.linalg.norm(residual))
         result.residual_norms.append(norm)
         if not math.isfinite(norm) or norm > _DIVERGENCE_FACTOR * best:
@@ -223,7 +224,7 @@ def fixed_features_operator(feature_map: FeatureMap, X: torch.Tensor, n_blocks: 
         out = noise * V
         for j in range(n_blocks):
             Psi = feature_map.block_features(X, j).to(torch.float64)
-            out += Psi @ (Psi.T @ V) / n_blocks
+            out += narrow_matmul(Psi, transposed_matmul(Psi, V)) / n_blocks
         return out
 
     return apply
@@ -296,9 +297,9 @@ def posterior_from_duals(feature_map: FeatureMap, X: torch.Tensor, mean_duals: t
         quadratic = torch.zeros_like(cross)
     for i, block in enumerate(blocks):
         Psi = feature_map.block_features(X, block)
-        coef[i] = Psi.T @ mean_duals / T
+        coef[i] = transposed_matmul(Psi, mean_duals) / T
         if X_var is not None:
-            C = Psi.T @ var_duals  # (r, m): column j is the block's coefficients of ā_j
+            C = transposed_matmul(Psi, var_duals)  # (r, m): column j is the block's coefficients of ā_j
             cross += (feature_map.block_features(X_var, block) * C.T).sum(1) / T
             quadratic += C.square().sum(0) / T
     return PosteriorFromDuals(coef, cross, quadratic)

@@ -47,7 +47,7 @@ import torch
 
 from ..features.base import FeatureMap
 from ..losses import Loss
-from ..ops.linalg import symmetric_eigh
+from ..ops.linalg import narrow_matmul, symmetric_eigh, transposed_matmul
 from .epochs import EpochControl, EpochState, FitResult, column_losses, record_epoch, start_state
 from .feature_rows import CHUNK_FLOATS, INTERCEPT_FEATURE, PARAM_BYTES, augmented, feature_matrix, row_chunks
 
@@ -110,7 +110,7 @@ class Preconditioner:
     def apply(self, grad: torch.Tensor, n_outputs: int) -> torch.Tensor:
         """``P g`` for ``g`` ``(D+1, A·C)``, column ``a·C + c`` using ``α_a``."""
         top, tail = self.column_scales(n_outputs, grad.dtype)
-        return grad * tail + self.V @ ((self.V.T @ grad) * top)
+        return grad * tail + narrow_matmul(self.V, transposed_matmul(self.V, grad) * top)
 
     def column_scales(self, n_outputs: int, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
         """:meth:`scales` spread over the ``A·C`` columns, computed once (every step uses them)."""
@@ -192,7 +192,7 @@ def _gram_eigen(feature_map, n_blocks, X):
     for j in range(0, n_blocks, group):
         blocks = range(j, min(j + group, n_blocks))
         Psi = feature_map.features(X, blocks).reshape(s, -1).double() / n_blocks**0.5
-        V[j * r:blocks.stop * r] = Psi.T @ scaled
+        V[j * r:blocks.stop * r] = transposed_matmul(Psi, scaled)
     V[-1] = INTERCEPT_FEATURE * scaled.sum(dim=0)
     return lam, V, torch.diagonal(gram).clone()
 
@@ -214,9 +214,9 @@ def batch_sums(feature_map, n_blocks, X, y, weight, theta, loss, n_alphas):
     total = torch.zeros(n_alphas, dtype=torch.float64, device=theta.device)
     for rows in row_chunks(X.shape[0], D):
         Phi = feature_matrix(feature_map, X[rows], n_blocks)  # (m, D)
-        U = Phi @ theta[:D] + INTERCEPT_FEATURE * theta[D]
+        U = narrow_matmul(Phi, theta[:D]) + INTERCEPT_FEATURE * theta[D]
         G, value = column_losses(loss, U, y[rows], weight[rows], n_alphas)
-        grad[:D] += Phi.T @ G
+        grad[:D] += transposed_matmul(Phi, G)
         grad[D] += INTERCEPT_FEATURE * G.sum(dim=0)
         total += value.double()
     return grad, total

@@ -1,0 +1,38 @@
+"""The dense kernels of ``ops.linalg`` compute the products they name, in every operand order
+they choose."""
+
+import pytest
+import torch
+
+from kernelstream.ops.linalg import WIDE_COLUMNS, narrow_matmul, symmetric_eigh, transposed_matmul
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("columns", [None, 1, 2, 10, WIDE_COLUMNS, 40])
+def test_products_equal_the_plain_ones(dtype, columns):
+    g = torch.Generator().manual_seed(columns or 0)
+    A = torch.randn(300, 70, generator=g, dtype=dtype)
+    shape = () if columns is None else (columns,)
+    U = torch.randn(300, *shape, generator=g, dtype=dtype)
+    V = torch.randn(70, *shape, generator=g, dtype=dtype)
+    tol = dict(rtol=1e-5, atol=1e-4) if dtype == torch.float32 else dict(rtol=1e-12, atol=1e-11)
+    left, right = transposed_matmul(A, U), narrow_matmul(A, V)
+    assert left.shape == (A.T @ U).shape and right.shape == (A @ V).shape
+    torch.testing.assert_close(left, A.T @ U, **tol)
+    torch.testing.assert_close(right, A @ V, **tol)
+
+
+def test_products_of_views_and_slices():
+    """The cache passes column slices and transposed views: the products read them as given."""
+    A = torch.randn(64, 48, dtype=torch.float64)
+    part, V, U = A[:, 8:40], torch.randn(48, 3, dtype=torch.float64)[8:40], torch.randn(3, 64, dtype=torch.float64).T
+    torch.testing.assert_close(narrow_matmul(part, V), part @ V)
+    torch.testing.assert_close(transposed_matmul(part, U), part.T @ U)
+
+
+def test_symmetric_eigh_reconstructs():
+    M = torch.randn(50, 50, dtype=torch.float64)
+    M = M @ M.T
+    values, vectors = symmetric_eigh(M)
+    assert bool((values[1:] >= values[:-1]).all())
+    torch.testing.assert_close(vectors @ torch.diag(values) @ vectors.T, M)
