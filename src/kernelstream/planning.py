@@ -65,6 +65,10 @@ class FitLimits:
     max_iter: int = 100
     #: feature growth doubles while the best validation loss falls by more than this (relative)
     growth_tol: float = 1e-3
+    #: ... and, for a classifier, while the last doubling changed more held-out rows' classes
+    #: than this: one changed row moves the held-out error count by one, McNemar's statistic
+    #: at most √1 = ``subsample_loss_z`` (record: docs/decisions/subsample-route.md)
+    settled_class_changes: int = 1
     #: ``sigma="auto"``: candidates, multiples of the median pairwise distance
     sigma_scales: tuple[float, ...] = (0.125, 0.25, 0.5, 1.0, 2.0)
     #: ``alpha="auto"`` by epochs: candidates trained side by side
@@ -495,8 +499,8 @@ def _subsample_reasons(plan: FitPlan, params: dict, limits: FitLimits, n_train: 
     reasons.append(f"features cached (at most {limits.cache_bytes / 2**30:.3g} GiB), from "
                    f"{plan.start_blocks} to at most {plan.max_blocks} blocks of {plan.block_size}, "
                    f"doubled while the held-out loss falls by more than {limits.growth_tol:g}"
-                   + (" and the last doubling changed some held-out row's class"
-                      if s.n_classes is not None else "")
+                   + (f" and the last doubling changed more than {limits.settled_class_changes} "
+                      "held-out row's class" if s.n_classes is not None else "")
                    + "; each size one solve by conjugate gradients with a Nystrom preconditioner"
                    + (" (the squared hinge: Newton on its active rows)"
                       if "squared_hinge" in plan.losses_compared else ""))

@@ -198,8 +198,9 @@ class SubsampleMixin:
         iterations)]`` and the iterations in all. A size is kept only where its held-out loss
         is lower than the last's by more than ``growth_tol`` (relative) and by two standard
         errors of the rows' paired differences: features are spent while they pay. A
-        classifier stops after a kept size that changed no held-out row's class: its held-out
-        error has stopped moving, and a further doubling would cost twice as much again."""
+        classifier stops after a kept size that changed the class of at most
+        ``settled_class_changes`` held-out rows: its held-out error has stopped moving
+        measurably, and a further doubling would cost twice as much again."""
         J, theta, best, history, total, classes = plan.start_blocks, None, None, [], 0, None
         while True:
             cache.grow(J)
@@ -213,7 +214,8 @@ class SubsampleMixin:
                 break
             best = (theta, value, rows)
             now = self._held_out_classes(outputs[held[2] > 0]) if outputs is not None else None
-            settled = now is not None and classes is not None and torch.equal(now, classes)
+            settled = (now is not None and classes is not None
+                       and int((now != classes).sum()) <= LIMITS.settled_class_changes)
             classes = now
             grown = min(2 * J, plan.max_blocks)
             while grown > J and not cache.fits(grown):  # the last step: as far as the cache holds
