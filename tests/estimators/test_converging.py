@@ -202,3 +202,37 @@ def test_stream_budget_grows_with_the_rows_seen():
     assert model.n_components_ <= default_features(8192)
     assert model.expansion_.max_blocks == math.ceil(default_features(8192) / 128)
     assert model.t_ == 32
+
+
+def test_the_squared_hinges_newton_stops_once_a_step_is_below_the_solve_tolerance(monkeypatch):
+    """Full Newton steps can swap a row on the margin in and out for ever; the iteration ends at
+    the first step that moves ``θ`` by less than the solve's tolerance (10,000 rows: 16 steps,
+    10 of them of one conjugate-gradient iteration each, before; 6 now)."""
+    import kernelstream.estimators._subsample as subsample
+    from kernelstream.features import make_feature_map
+    from kernelstream.solvers.cached import FeatureCache
+
+    steps = []
+
+    def recorded(cache, y, weight, alpha, precond, theta, **kw):
+        solve = solver(cache, y, weight, alpha, precond, theta, **kw)
+        moved = math.inf if theta is None else float((solve.theta - theta).norm() / solve.theta.norm())
+        steps.append((moved, kw["tol"]))
+        return solve
+
+    solver = subsample.ridge_pcg
+    monkeypatch.setattr(subsample, "ridge_pcg", recorded)
+    n = 10000
+    X, y = make_classification(n, n_features=20, n_informative=10, class_sep=1.0, flip_y=0.02,
+                               random_state=0)
+    X = torch.tensor((X - X.mean(0)) / X.std(0), dtype=torch.float32)
+    cache = FeatureCache(make_feature_map("rbf", 20, 6.165, 1024, 0), X)
+    cache.grow(1)
+    rows = torch.arange(n)
+    signs = torch.tensor(2.0 * y - 1, dtype=torch.float64)[:, None]
+    solve = subsample._newton_hinge(cache, signs, torch.ones(n, dtype=torch.float64), 6.77e-6,
+                                    (X[:1024], rows[:1024], rows), 1, None, LIMITS)
+    assert len(steps) > 2 and all(moved > tol for moved, tol in steps[:-1])
+    assert steps[-1][0] <= steps[-1][1]
+    margin = (signs * cache.matmul(solve.theta)).reshape(-1)
+    assert float((margin > 0).double().mean()) > 0.9
