@@ -158,6 +158,9 @@ class FitLimits:
     solve_max_iter: int = 200
     #: Newton steps of the squared hinge (each a least-squares solve on its active rows)
     newton_max_steps: int = 30
+    #: ... each solved to ``newton_forcing·min(1, last step's relative length)`` while that is
+    #: looser than the solve's tolerance (inexact Newton)
+    newton_forcing: float = 0.1
 
 
 #: the limits every estimator plans with

@@ -206,8 +206,9 @@ def test_stream_budget_grows_with_the_rows_seen():
 
 def test_the_squared_hinges_newton_stops_once_a_step_is_below_the_solve_tolerance(monkeypatch):
     """Full Newton steps can swap a row on the margin in and out for ever; the iteration ends at
-    the first step that moves ``θ`` by less than the solve's tolerance (10,000 rows: 16 steps,
-    10 of them of one conjugate-gradient iteration each, before; 6 now)."""
+    the first step solved to the solve's tolerance that moves ``θ`` by less than it (10,000
+    rows: 16 steps, 10 of them of one conjugate-gradient iteration each, before). The long
+    steps before it are solved loosely (inexact Newton)."""
     import kernelstream.estimators._subsample as subsample
     from kernelstream.features import make_feature_map
     from kernelstream.solvers.cached import FeatureCache
@@ -232,7 +233,10 @@ def test_the_squared_hinges_newton_stops_once_a_step_is_below_the_solve_toleranc
     signs = torch.tensor(2.0 * y - 1, dtype=torch.float64)[:, None]
     solve = subsample._newton_hinge(cache, signs, torch.ones(n, dtype=torch.float64), 6.77e-6,
                                     (X[:1024], rows[:1024], rows), 1, None, LIMITS)
-    assert len(steps) > 2 and all(moved > tol for moved, tol in steps[:-1])
-    assert steps[-1][0] <= steps[-1][1]
+    tol = subsample.solve_tol(6.77e-6)
+    tight = [moved for moved, step_tol in steps if step_tol == tol]
+    assert any(step_tol > tol for _, step_tol in steps)  # the long steps, loosely
+    assert steps[-1][1] == tol and steps[-1][0] <= tol
+    assert all(moved > tol for moved in tight[:-1])
     margin = (signs * cache.matmul(solve.theta)).reshape(-1)
     assert float((margin > 0).double().mean()) > 0.9

@@ -289,8 +289,11 @@ def _newton_hinge(cache, y, w, alpha, sketch, n_blocks, start, limits) -> RidgeS
     search the full steps can swap a row on the margin in and out for ever (24 of 30 steps on
     a 24,000-row ``make_classification``, each moving ``θ`` by about 1e-4). Each system is
     solved exactly in the dual while those rows are few (where ``α`` is small and conjugate
-    gradients would crawl), else by conjugate gradients."""
+    gradients would crawl), else by conjugate gradients to a tolerance that is loose while the
+    steps are long: ``newton_forcing·min(1, last step)`` (an inexact Newton method, Dembo,
+    Eisenstat & Steihaug 1982), the solve's own tolerance at the end."""
     theta, total, active, tol = start, 0, None, solve_tol(alpha, limits)
+    moved, loose = math.inf, False  # the last step's relative length; whether it was solved loosely
     X_sketch, positions = sketch[0], sketch[1]
     gram = None
     if cache.n_rows <= limits.dual_max_rows:  # few rows: every Newton system from one Gram
@@ -298,14 +301,14 @@ def _newton_hinge(cache, y, w, alpha, sketch, n_blocks, start, limits) -> RidgeS
     for _ in range(limits.newton_max_steps):
         if theta is not None:
             now = (y.double() * cache.matmul(theta) < 1).any(dim=1)  # inside the margin
-            if active is not None and bool((now == active).all()):
+            if active is not None and not loose and bool((now == active).all()):
                 break
             active = now
         index = (torch.nonzero(active).reshape(-1) if active is not None
                  else torch.arange(cache.n_rows, device=y.device))
         previous = theta
         if len(index) <= limits.dual_max_rows:
-            theta = ridge_dual_rows(cache, index, y[index], w[index], alpha, cache.n_rows, gram)
+            theta, loose = ridge_dual_rows(cache, index, y[index], w[index], alpha, cache.n_rows, gram), False
             total += 1
         else:
             weights = w if active is None else w * active
@@ -313,11 +316,14 @@ def _newton_hinge(cache, y, w, alpha, sketch, n_blocks, start, limits) -> RidgeS
             # the eigenvalue tail bounds what the active sketch rows miss
             eigen = conjugate_preconditioner(cache.feature_map, n_blocks, drawn, [alpha],
                                              float(weights.double().mean()))
+            step_tol = max(tol, limits.newton_forcing * min(1.0, moved))
             solve = ridge_pcg(cache, y, weights, alpha, functools.partial(_apply, eigen), theta,
-                              tol=tol, max_iter=limits.solve_max_iter)
-            theta, total = solve.theta, total + solve.iterations
-        if previous is not None and float((theta - previous).norm()) <= tol * float(theta.norm()):
-            break  # the step is below the solve's own accuracy
+                              tol=step_tol, max_iter=limits.solve_max_iter)
+            theta, total, loose = solve.theta, total + solve.iterations, step_tol > tol
+        if previous is not None:
+            moved = float((theta - previous).norm()) / max(float(theta.norm()), 1e-300)
+            if moved <= tol and not loose:
+                break  # the step is below the solve's own accuracy
     return RidgeSolve(theta, total, True)
 
 
