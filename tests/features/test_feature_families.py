@@ -355,3 +355,20 @@ def test_negative_input_error_names_the_requested_kernel(kernel):
         fm.features(X, [0])
     with pytest.raises(ValueError, match=f"kernel '{kernel}' needs non-negative"):
         fm.kernel(X, X.abs())
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_the_dense_count_sketch_is_the_scattered_one(dtype):
+    """CUDA's default, the batched GEMM with signed one-hot matrices (deterministic: no atomics),
+    gives the sketches that ``index_add_`` gives; and the same bits on every call."""
+    from kernelstream.features.dot_product import count_sketch
+
+    g = torch.Generator().manual_seed(3)
+    X = torch.randn(40, 9, generator=g, dtype=dtype)
+    index = torch.randint(0, 16, (3, 9), generator=g)
+    signs = torch.randint(0, 2, (3, 9), generator=g).to(dtype) * 2 - 1
+    scattered = count_sketch(X, index, signs, 16, dense=False)
+    dense = count_sketch(X, index, signs, 16, dense=True)
+    assert dense.shape == scattered.shape == (40, 3, 16)
+    torch.testing.assert_close(dense, scattered)
+    assert torch.equal(dense, count_sketch(X, index, signs, 16, dense=True))

@@ -20,13 +20,29 @@ from .structured import SAMPLINGS, standard_normal
 __all__ = ["ArcCosine", "RandomMaclaurin", "TensorSketch", "count_sketch", "tensor_sketch"]
 
 
-def count_sketch(X: torch.Tensor, index: torch.Tensor, signs: torch.Tensor, width: int) -> torch.Tensor:
+#: the one-hot matrices of a dense count sketch hold at most this many entries (1 GiB in float32)
+DENSE_SKETCH_FLOATS = 2**28
+
+
+def count_sketch(X: torch.Tensor, index: torch.Tensor, signs: torch.Tensor, width: int, *,
+                 dense: bool | None = None) -> torch.Tensor:
     """``p`` count sketches of the rows of ``X``: ``C[:, k, h_k(i)] += s_k(i) x_i``.
 
-    ``X`` is ``(n, m)``; ``index`` and ``signs`` are ``(p, m)``; returns ``(n, p, width)``. O(n·p·m).
+    ``X`` is ``(n, m)``; ``index`` and ``signs`` are ``(p, m)``; returns ``(n, p, width)``.
+    ``dense`` (default: on CUDA, where the one-hot matrices hold at most ``DENSE_SKETCH_FLOATS``)
+    computes ``C[:, k] = X S_k`` with the signed one-hot ``S_k`` ``(m, width)``,
+    ``O(n·p·m·width)`` by batched GEMM: CUDA's ``index_add_`` adds by atomics in a varying
+    order, so its sketches differ between runs in the last bits; the GEMM's do not. Else
+    ``index_add_``, ``O(n·p·m)``.
     """
     n, m = X.shape
     p = index.shape[0]
+    if dense is None:
+        dense = X.device.type == "cuda" and p * m * width <= DENSE_SKETCH_FLOATS
+    if dense:
+        S = torch.zeros((p, m, width), dtype=X.dtype, device=X.device)
+        S.scatter_(2, index.long()[:, :, None], signs.to(X.dtype)[:, :, None])  # S_k[i, h_k(i)] = s_k(i)
+        return torch.matmul(X, S).permute(1, 0, 2)  # (p, n, width) -> (n, p, width)
     slots = index.long() + width * torch.arange(p, device=X.device)[:, None]  # (p, m) into p·width
     source = (X[:, None, :] * signs).reshape(n, p * m)  # s_k(i) x_i
     C = torch.zeros((n, p * width), dtype=X.dtype, device=X.device)
