@@ -238,8 +238,11 @@ def ridge_pcg(cache: FeatureCache, y: torch.Tensor, weight: torch.Tensor, alpha:
         return cache.rmatmul(w * cache.matmul(p)) / n + penalty * p
 
     b = cache.rmatmul(w * targets) / n
-    theta = torch.zeros_like(b) if theta is None else theta.double().clone()
-    residual = b - hessian(theta)
+    if theta is None:  # from zero: the residual is the right-hand side
+        theta, residual = torch.zeros_like(b), b.clone()
+    else:
+        theta = theta.double().clone()
+        residual = b - hessian(theta)
     z = precond(residual)
     direction, rz = z.clone(), (residual * z).sum(dim=0)
     b_norm = b.norm(dim=0).clamp_min(torch.finfo(torch.float64).tiny)
