@@ -36,3 +36,18 @@ def test_symmetric_eigh_reconstructs():
     values, vectors = symmetric_eigh(M)
     assert bool((values[1:] >= values[:-1]).all())
     torch.testing.assert_close(vectors @ torch.diag(values) @ vectors.T, M)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("columns", [1, 3, 20])
+def test_products_of_a_transposed_operand(dtype, columns):
+    """The sketch preconditioner keeps ``U`` as the transposed view of a row-major matrix: both
+    products read it through its row-major storage and give the plain products."""
+    g = torch.Generator().manual_seed(columns)
+    M = torch.randn(30, 200, generator=g, dtype=dtype)  # row-major; U = Mᵀ (200, 30)
+    U = M.T
+    inner = torch.randn(30, columns, generator=g, dtype=dtype)
+    r = torch.randn(200, columns, generator=g, dtype=dtype)
+    tol = dict(rtol=1e-5, atol=1e-4) if dtype == torch.float32 else dict(rtol=1e-12, atol=1e-11)
+    torch.testing.assert_close(narrow_matmul(U, inner), U @ inner, **tol)
+    torch.testing.assert_close(transposed_matmul(U, r), U.T @ r, **tol)

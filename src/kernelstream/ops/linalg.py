@@ -24,12 +24,20 @@ def symmetric_eigh(M: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.from_numpy(values), torch.from_numpy(vectors)
 
 
+def _transposed_view(A: torch.Tensor) -> bool:
+    """Whether ``A`` is the transpose of a row-major matrix (``A.T`` contiguous, ``A`` not)."""
+    return A.dim() == 2 and not A.is_contiguous() and A.T.is_contiguous()
+
+
 def transposed_matmul(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
     """``AᵀB`` for a tall ``A`` ``(n, D)`` and ``B`` ``(n, C)``, computed as ``(BᵀA)ᵀ``.
 
     The same product; on a CPU, MKL's GEMM of a transposed tall operand by 2–15 columns runs
     10–20× slower than this order (10,592 × 8,192 float32 by 10 columns, one thread: 651 ms
-    against 61 ms), and the order is never slower where the columns are many."""
+    against 61 ms), and the order is never slower where the columns are many. ``A`` itself a
+    transposed view: ``AᵀB`` is the row-major ``(Aᵀ)B``, by :func:`narrow_matmul`."""
+    if _transposed_view(A):
+        return narrow_matmul(A.T, B)
     if B.dim() == 1 or B.shape[-1] == 1:
         return A.T @ B  # a matrix–vector product: the fast kernel either way
     return (B.T @ A).T
@@ -41,7 +49,11 @@ def narrow_matmul(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
     float32 by 2–15 columns: computed as ``(BᵀAᵀ)ᵀ``, 1.5–2× faster on one CPU thread
     (10,592 × 8,192 by 10 columns: 123 ms against 71 ms); float64: that order from
     ``WIDE_COLUMNS`` columns on (by 16: 432 ms against 120 ms), as asked below it (by 10:
-    159 ms against 197 ms)."""
+    159 ms against 197 ms). ``A`` a transposed view (the sketch preconditioner's ``U``):
+    ``AB = (Aᵀ)ᵀB`` by :func:`transposed_matmul` of the row-major ``Aᵀ`` (32,769 × 1,024
+    float64 by 10 columns: 394 ms as written against 121 ms)."""
+    if _transposed_view(A):
+        return transposed_matmul(A.T, B)
     columns = 1 if B.dim() == 1 else B.shape[-1]
     if columns == 1 or (A.dtype == torch.float64 and columns < WIDE_COLUMNS):
         return A @ B
