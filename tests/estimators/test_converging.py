@@ -240,3 +240,8 @@ def test_the_squared_hinges_newton_stops_once_a_step_is_below_the_solve_toleranc
     assert all(moved > tol for moved in tight[:-1])
     margin = (signs * cache.matmul(solve.theta)).reshape(-1)
     assert float((margin > 0).double().mean()) > 0.9
+    steps.clear()  # capped at two steps: the last is solved to the tolerance all the same
+    subsample._newton_hinge(cache, signs, torch.ones(n, dtype=torch.float64), 6.77e-6,
+                            (X[:1024], rows[:1024], rows), 1, None,
+                            dataclasses.replace(LIMITS, newton_max_steps=2))
+    assert len(steps) == 2 and steps[0][1] > tol and steps[1][1] == tol

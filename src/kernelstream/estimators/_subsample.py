@@ -29,6 +29,7 @@ import torch
 from sklearn.exceptions import ConvergenceWarning
 
 from ..features.base import DEFAULT_CACHE_BYTES
+from ..ops.linalg import narrow_matmul, transposed_matmul
 from ..planning import LIMITS, FitPlan
 from ..solvers.cached import (FeatureCache, RidgeSolve, SketchPreconditioner, cache_bytes,
                               exact_gram, ridge_dual_rows, ridge_pcg)
@@ -37,7 +38,6 @@ from ..solvers.lengthscales import fit_lengthscales
 from ..solvers.epochs import FitResult
 from ..solvers.selection import Problem
 from ..solvers.streams import subset
-from ..ops.linalg import narrow_matmul, transposed_matmul
 
 __all__ = ["SubsampleMixin", "cv_results"]
 
@@ -298,7 +298,7 @@ def _newton_hinge(cache, y, w, alpha, sketch, n_blocks, start, limits) -> RidgeS
     gram = None
     if cache.n_rows <= limits.dual_max_rows:  # few rows: every Newton system from one Gram
         gram = exact_gram(cache.rows(torch.arange(cache.n_rows, device=y.device)))
-    for _ in range(limits.newton_max_steps):
+    for step in range(limits.newton_max_steps):
         if theta is not None:
             now = (y.double() * cache.matmul(theta) < 1).any(dim=1)  # inside the margin
             if active is not None and not loose and bool((now == active).all()):
@@ -316,7 +316,8 @@ def _newton_hinge(cache, y, w, alpha, sketch, n_blocks, start, limits) -> RidgeS
             # the eigenvalue tail bounds what the active sketch rows miss
             eigen = conjugate_preconditioner(cache.feature_map, n_blocks, drawn, [alpha],
                                              float(weights.double().mean()))
-            step_tol = max(tol, limits.newton_forcing * min(1.0, moved))
+            last = step == limits.newton_max_steps - 1  # the cap: the model is this solve
+            step_tol = tol if last else max(tol, limits.newton_forcing * min(1.0, moved))
             solve = ridge_pcg(cache, y, weights, alpha, functools.partial(_apply, eigen), theta,
                               tol=step_tol, max_iter=limits.solve_max_iter)
             theta, total, loose = solve.theta, total + solve.iterations, step_tol > tol
