@@ -29,7 +29,6 @@ import torch
 from sklearn.exceptions import ConvergenceWarning
 
 from ..features.base import DEFAULT_CACHE_BYTES
-from ..ops.linalg import narrow_matmul, transposed_matmul
 from ..planning import LIMITS, FitPlan
 from ..solvers.cached import (FeatureCache, RidgeSolve, SketchPreconditioner, cache_bytes,
                               exact_gram, ridge_dual_rows, ridge_pcg)
@@ -318,7 +317,7 @@ def _newton_hinge(cache, y, w, alpha, sketch, n_blocks, start, limits) -> RidgeS
                                              float(weights.double().mean()))
             last = step == limits.newton_max_steps - 1  # the cap: the model is this solve
             step_tol = tol if last else max(tol, limits.newton_forcing * min(1.0, moved))
-            solve = ridge_pcg(cache, y, weights, alpha, functools.partial(_apply, eigen), theta,
+            solve = ridge_pcg(cache, y, weights, alpha, lambda r: eigen.apply_float64(r, r.shape[1]), theta,
                               tol=step_tol, max_iter=limits.solve_max_iter)
             theta, total, loose = solve.theta, total + solve.iterations, step_tol > tol
         if previous is not None:
@@ -349,13 +348,6 @@ def _descend(evaluate, sigmas: list[float], loss: str) -> tuple[dict, list]:
             break
     records = [r for i in sorted(results) for r in results[i][1]]
     return results[here][0], records
-
-
-def _apply(precond, r: torch.Tensor) -> torch.Tensor:
-    """``Pr`` of a :class:`~kernelstream.solvers.preconditioned.Preconditioner` (one ``α``)."""
-    top, tail = precond.column_scales(r.shape[1], torch.float64)
-    V = precond.V
-    return r * tail + narrow_matmul(V, (transposed_matmul(V, r.to(V.dtype)).double() * top).to(V.dtype)).double()
 
 
 def _held_out_losses(held, theta, n_blocks, loss: str) -> tuple[torch.Tensor, torch.Tensor]:

@@ -147,11 +147,9 @@ def run_conjugate_gradients(feature_map: FeatureMap, n_blocks: int, theta: torch
     state = start_state(state, theta, n_alphas)
     result = state.result
     theta = state.theta.double()
-    top, tail = (scale.to(theta.device) for scale in precond.column_scales(C, torch.float64))
-    V = precond.V
 
     def preconditioned(r: torch.Tensor) -> torch.Tensor:  # P r, every column with its α
-        return r * tail + narrow_matmul(V, (transposed_matmul(V, r.to(V.dtype)).double() * top).to(V.dtype)).double()
+        return precond.apply_float64(r, C)
 
     direction = state.direction  # p (None: the first pass only computes the gradient)
     for epoch in range(state.epoch, control.max_iter):

@@ -112,6 +112,13 @@ class Preconditioner:
         top, tail = self.column_scales(n_outputs, grad.dtype)
         return grad * tail + narrow_matmul(self.V, transposed_matmul(self.V, grad) * top)
 
+    def apply_float64(self, r: torch.Tensor, n_outputs: int) -> torch.Tensor:
+        """:meth:`apply` to a float64 ``r`` (a conjugate-gradient residual), the products in
+        ``V``'s precision, the result in float64."""
+        top, tail = self.column_scales(n_outputs, torch.float64)
+        top, tail, V = top.to(r.device), tail.to(r.device), self.V
+        return r * tail + narrow_matmul(V, (transposed_matmul(V, r.to(V.dtype)).double() * top).to(V.dtype)).double()
+
     def column_scales(self, n_outputs: int, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
         """:meth:`scales` spread over the ``A·C`` columns, computed once (every step uses them)."""
         key = (n_outputs, dtype)
