@@ -99,6 +99,8 @@ BENCHMARKS: tuple[Benchmark, ...] = (
               quick=("--sizes", "1000", "--repeats", "1"), out="file"),
     Benchmark("perf.narrow_products", "a tall matrix by few columns (the cached route's "
               "products) in both operand orders, one thread", ("narrow_products.md",)),
+    Benchmark("perf.half_cache", "the default fit with its feature cache in float16 and in "
+              "float32, one thread", ("half_cache.md",), quick=("--rows", "a9a", "--quick")),
     Benchmark("perf.roofline", "matmul and cos times per shape and the fit's share of that bound",
               ("roofline.md",), out="file"),
     Benchmark("perf.gpu_roofline", "the fused Triton feature kernel and the torch path against "

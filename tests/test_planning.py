@@ -28,6 +28,8 @@ def _with(params, **changes):
 
 
 L = LIMITS
+#: bytes of one cached feature of the default kernel (rbf, float32 fits: held in float16)
+ITEM = 2
 #: limits under which no cache fits: rows beyond the dual route go by epochs
 EPOCHS = dataclasses.replace(LIMITS, cache_bytes=0)
 
@@ -39,9 +41,9 @@ EPOCHS = dataclasses.replace(LIMITS, cache_bytes=0)
     (REGRESSOR, dict(n_rows=L.dual_max_rows + 1), "subsample"),
     (REGRESSOR, dict(n_rows=L.dual_max_rows + 1, limits=EPOCHS), "epochs"),  # no cache fits
     (_with(REGRESSOR, sigma=1.0, alpha=1e-3, early_stopping=False),  # every row trains
-     dict(n_rows=L.cache_bytes // (4 * 1024) - 1), "subsample"),
+     dict(n_rows=L.cache_bytes // (ITEM * 1024) - 1), "subsample"),
     (_with(REGRESSOR, sigma=1.0, alpha=1e-3, early_stopping=False),
-     dict(n_rows=L.cache_bytes // (4 * 1024)), "epochs"),                    # a block: no room
+     dict(n_rows=L.cache_bytes // (ITEM * 1024)), "epochs"),                 # a block: no room
     (REGRESSOR, dict(n_rows=5000, n_features=L.dual_dense_floats // L.subsample_rows), "subsample"),
     (REGRESSOR, dict(n_rows=5000, n_features=L.dual_dense_floats // L.subsample_rows + 1), "epochs"),
     (_with(REGRESSOR, loss="huber"), dict(n_rows=5000), "epochs"),
@@ -115,15 +117,35 @@ def test_the_budget_is_of_the_training_rows_after_the_split(limits):
 
 
 def test_the_subsample_route_grows_features_only_within_the_cache():
-    n = 10**6  # 4 GiB hold about a thousand features of a million rows
+    n = 4 * 10**6  # 8 GiB of float16 hold about a thousand features of four million rows
     plan = _plan(REGRESSOR, n_rows=n)
     n_train = n - int(np.ceil(0.1 * n))
-    assert plan.route == "subsample" and plan.max_blocks == L.cache_bytes // (4 * (n_train + 1) * 1024)
+    assert plan.route == "subsample" and plan.max_blocks == L.cache_bytes // (ITEM * (n_train + 1) * 1024)
     assert plan.selection_rows == L.subsample_rows
     assert plan.selection_features == min(L.subsample_features, plan.n_components)
     fixed = _plan(_with(REGRESSOR, sigma=1.0, alpha=1e-4, early_stopping=False), n_rows=10000)
     assert (fixed.selection, fixed.validation_fraction) == ("none", None)
     assert fixed.start_blocks == fixed.max_blocks  # no held-out rows to judge growth: the budget
+
+
+@pytest.mark.parametrize("changes, limits, dtype", [
+    ({}, L, "float16"),                                   # bounded cosines in a float32 fit
+    ({"kernel": "laplace"}, L, "float16"),
+    ({"kernel": "rbf_fastfood"}, L, "float16"),
+    ({"dtype": "float64"}, L, "float64"),                 # the user asked for float64
+    ({"kernel": "arccos"}, L, "float32"),                 # unbounded: the fit's dtype
+    ({"kernel": "polynomial"}, L, "float32"),
+    ({}, dataclasses.replace(L, half_cache=False), "float32"),
+])
+def test_the_cache_holds_bounded_features_in_float16(changes, limits, dtype):
+    plan = _plan(_with(REGRESSOR, **changes), n_rows=5000, limits=limits)
+    assert plan.route == "subsample" and plan.cache_dtype == dtype
+    assert f"features cached in {dtype}" in "\n".join(plan.reasons)
+    n = 10**6  # the blocks the budget holds follow the bytes of a cached feature: 4, 2 or 1
+    wide = _plan(_with(REGRESSOR, **changes, block_size=1024), n_rows=n, limits=limits)
+    item = {"float16": 2, "float32": 4, "float64": 8}[dtype]
+    n_train = n - int(np.ceil(0.1 * n))
+    assert wide.max_blocks == L.cache_bytes // (item * (n_train + 1) * 1024) >= 1
 
 
 def test_the_narrowing_compares_bandwidths_at_the_start_size_whatever_n_components():

@@ -16,6 +16,7 @@ import math
 import os
 from dataclasses import dataclass, field
 
+from .features.registry import KERNELS, kernel_class
 from .solvers.conjugate import QUADRATIC_LOSSES
 from .solvers.direct import DIRECT_MAX_FEATURES
 from .solvers.dual import DUAL_MAX_ROWS
@@ -24,7 +25,7 @@ from .solvers.lengthscales import MIN_ROWS_PER_LENGTHSCALE, PER_FEATURE_LOO_RATI
 __all__ = ["is_auto", "FitLimits", "FitPlan", "GaussianProcessPlan", "DataShape", "LIMITS", "plan_fit",
            "plan_gaussian_process", "default_features",
            "dual_features", "max_feature_blocks", "feature_layout", "dual_layout", "resolve_loss",
-           "resolve_precond_eps", "chooses", "DUAL_LOSSES"]
+           "resolve_precond_eps", "chooses", "cache_dtype", "DUAL_LOSSES"]
 
 #: the losses the exact dual route solves
 DUAL_LOSSES = (*QUADRATIC_LOSSES, "squared_hinge")
@@ -148,6 +149,10 @@ class FitLimits:
     #: the cached features of the training rows take at most this many bytes (else: epochs):
     #: a third of the machine's memory, at most 8 GiB
     cache_bytes: int = field(default_factory=lambda: default_cache_bytes())
+    #: ... in float16 where the kernel's features are bounded (cosines, sines) and the fit's
+    #: dtype float32: half the memory to fill and to read per pass, the same errors
+    #: (record: docs/decisions/half-precision-cache.md)
+    half_cache: bool = True
     #: each solve's conjugate gradients stop at this relative residual, times ``√(α/α₀)`` for
     #: ``α`` below ``α₀ = solve_tol_alpha``: the fitted values' error is at most ``‖r‖/√α``
     #: (``‖θ − θ*‖_H ≤ ‖r‖_{H⁻¹}``), so near interpolation needs a smaller residual (QM7 at
@@ -238,6 +243,8 @@ class FitPlan:
     #: and blocks of the narrowing check
     selection_features: int = 0
     cache_bytes: int | None = None
+    #: the cached features' dtype ("float16", "float32" or "float64")
+    cache_dtype: str = "float32"
     narrow_rows: int = 0
     narrow_blocks: int = 0
     #: the rows and L-BFGS iterations of a regressor's per-feature lengthscales (0: none)
@@ -345,7 +352,7 @@ def _check_cache_budget(shape: DataShape, params: dict, limits: FitLimits) -> No
         return
     n_train = _subsample_split(shape, params)[0]
     size, blocks = feature_layout(params["n_components"], params["block_size"])
-    need = 4 * (n_train + 1) * size * (blocks or 1)
+    need = _cache_item_bytes(params, limits) * (n_train + 1) * size * (blocks or 1)
     raise ValueError(f"cache_bytes={int(budget):,} cannot hold the cached features of "
                      f"{n_train:,} training rows x {size * (blocks or 1):,} features "
                      f"({need:,} bytes); raise cache_bytes, pass fewer n_components, or set "
@@ -356,7 +363,20 @@ def _cache_holds_a_block(shape: DataShape, params: dict, limits: FitLimits) -> b
     """Whether the cache's budget holds one block (or the given budget) of the training rows."""
     n_train = _subsample_split(shape, params)[0]
     size, blocks = feature_layout(params["n_components"], params["block_size"])
-    return 4 * (n_train + 1) * size * (blocks or 1) <= limits.cache_bytes
+    return _cache_item_bytes(params, limits) * (n_train + 1) * size * (blocks or 1) <= limits.cache_bytes
+
+
+def cache_dtype(params: dict, limits: FitLimits = LIMITS) -> str:
+    """The cached features' dtype: float16 for a kernel whose features are bounded
+    (:attr:`~kernelstream.features.base.FeatureMap.bounded`) where the fit's dtype is float32
+    and ``limits.half_cache``; else the fit's dtype."""
+    dtype = params.get("dtype", "float32")
+    bounded = params.get("kernel") in KERNELS and kernel_class(params["kernel"]).bounded
+    return "float16" if limits.half_cache and dtype == "float32" and bounded else dtype
+
+
+def _cache_item_bytes(params: dict, limits: FitLimits) -> int:
+    return {"float16": 2, "float32": 4, "float64": 8}[cache_dtype(params, limits)]
 
 
 def _subsample_possible(shape: DataShape, params: dict, limits: FitLimits) -> bool:
@@ -440,7 +460,7 @@ def _subsample_plan(estimator, shape, params, limits, loss, few_rows: bool = Fal
     losses = ("squared", "squared_hinge") if binary_auto else (loss,)
     n_train, fraction = (shape.n_rows, None) if few_rows else _subsample_split(shape, params)
     size, blocks = feature_layout(params["n_components"], params["block_size"])
-    cached = limits.cache_bytes // (4 * (n_train + 1) * size)  # blocks the cache holds
+    cached = limits.cache_bytes // (_cache_item_bytes(params, limits) * (n_train + 1) * size)  # blocks it holds
     if blocks is not None:
         start = most = blocks
     elif few_rows:  # every row trains, one exact solve at the few-row budget
@@ -460,7 +480,8 @@ def _subsample_plan(estimator, shape, params, limits, loss, few_rows: bool = Fal
                    validation_fraction=fraction,
                    narrow=not few_rows and is_auto(params["sigma"]) and fraction is not None,
                    selection_features=min(limits.subsample_features, size * most),
-                   cache_bytes=limits.cache_bytes, narrow_rows=limits.narrow_rows,
+                   cache_bytes=limits.cache_bytes, cache_dtype=cache_dtype(params, limits),
+                   narrow_rows=limits.narrow_rows,
                    narrow_blocks=min(start, max(1, limits.solve_start_features // size)),
                    lengthscale_rows=limits.lengthscale_rows,
                    lengthscale_iterations=limits.lengthscale_iterations)
@@ -499,7 +520,7 @@ def _subsample_reasons(plan: FitPlan, params: dict, limits: FitLimits, n_train: 
                                                   is not None else "the dual budget max(16·sqrt(n)"
                                                   f"·ln n, 2^24/n) <= {limits.few_rows_features:,}"))
         return tuple(reasons)
-    reasons.append(f"features cached (at most {limits.cache_bytes / 2**30:.3g} GiB), from "
+    reasons.append(f"features cached in {plan.cache_dtype} (at most {limits.cache_bytes / 2**30:.3g} GiB), from "
                    f"{plan.start_blocks} to at most {plan.max_blocks} blocks of {plan.block_size}, "
                    f"doubled while the held-out loss falls by more than {limits.growth_tol:g}"
                    + (f" and the last doubling changed more than {limits.settled_class_changes} "

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from kernelstream.features import make_feature_map
+from kernelstream.solvers import cached
 from kernelstream.solvers.cached import FeatureCache, SketchPreconditioner, ridge_dual_rows, ridge_pcg
 from kernelstream.solvers.feature_rows import augmented
 
@@ -188,3 +189,43 @@ def test_a_small_sketch_doubles_until_conjugate_gradients_converge(monkeypatch):
     exact = Phi @ _exact(Phi, torch.as_tensor(y)[:, None], ones, 1e-9)
     # to the solve's tolerance: relative residual 1e-4 at α = 1e-9 (outputs of order 1)
     np.testing.assert_allclose(model.predict(X), exact[:, 0].numpy(), atol=5e-3)
+
+
+def test_a_float16_cache_is_the_float32_features_within_their_round_off(monkeypatch):
+    """Bounded features held in float16: half the bytes; every product reads them back to the
+    features' dtype in row chunks (of 32 rows here), within float16's relative round-off 2⁻¹¹."""
+    monkeypatch.setattr(cached, "WIDEN_FLOATS", 32 * 192)
+    fmap, X, _, _ = _problem(n=3000)
+    X = X.float()
+    exact, half = FeatureCache(fmap, X), FeatureCache(fmap, X, storage=torch.float16)
+    for cache in (exact, half):
+        cache.grow(2)
+        cache.grow(5)
+    assert half.nbytes * 2 == exact.nbytes and all(p.dtype == torch.float16 for p in half.parts)
+    assert half.fits(5) and not FeatureCache(fmap, X, exact.nbytes // 2 - 1, torch.float16).fits(5)
+    g = torch.Generator().manual_seed(1)
+    theta = torch.randn(5 * 64 + 1, 3, generator=g, dtype=torch.float64)
+    U = torch.randn(3000, 3, generator=g, dtype=torch.float64)
+    rows = torch.arange(0, 3000, 7)
+    scale = 2.0**-11 * math.sqrt(2 / 64)  # a feature's largest round-off
+    assert (half.matmul(theta) - exact.matmul(theta)).abs().max() < scale * theta.abs().sum(0).max()
+    assert (half.rmatmul(U) - exact.rmatmul(U)).abs().max() < scale * U.abs().sum(0).max()
+    assert (half.rows(rows) - exact.rows(rows)).abs().max() <= scale
+    assert half.rows(rows).dtype == torch.float32
+    assert (half.gram(rows) - exact.gram(rows)).abs().max() < 1e-3
+
+
+def test_the_solve_on_a_float16_cache_predicts_as_the_float32_one():
+    """The least-squares optimum on the float16 cache, read through exact features, predicts
+    what the float32 cache's does to well within the noise."""
+    fmap, X, y, w = _problem(n=2000)
+    X = X.float()
+    outputs = []
+    for storage in (torch.float32, torch.float16):
+        cache = FeatureCache(fmap, X, storage=storage)
+        cache.grow(4)
+        precond = SketchPreconditioner(cache, torch.arange(2000), 1e-4, float(w.mean()))
+        solve = ridge_pcg(cache, y, w, 1e-4, precond, tol=1e-8, max_iter=300)
+        assert solve.converged
+        outputs.append(augmented_features(fmap, X, 4).double() @ solve.theta)
+    assert (outputs[0] - outputs[1]).abs().max() < 1e-3

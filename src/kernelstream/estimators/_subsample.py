@@ -66,7 +66,8 @@ class SubsampleMixin:
         pinned = max(DEFAULT_CACHE_BYTES, int(LIMITS.param_cache_share * plan.cache_bytes))
         feature_map = self._make_map(problem.X.shape[1], sigma, plan.block_size, cache_bytes=pinned)
         train = problem.index(torch.arange(n, device=problem.y.device))
-        cache = FeatureCache(feature_map, subset(problem.X, train), plan.cache_bytes)
+        cache = FeatureCache(feature_map, subset(problem.X, train), plan.cache_bytes,
+                             getattr(torch, plan.cache_dtype))
         y, w = problem.y[train].reshape(n, -1), problem.weight[train]
         held = None
         if problem.validation is not None:

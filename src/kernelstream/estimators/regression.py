@@ -114,6 +114,8 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
         route (each solve then costs two matrix products an iteration): "auto" a third of the
         memory, at most 8 GiB, and the epochs route where one block does not fit; a number that
         budget, with a clear error where the features asked for do not fit; 0 never caches.
+        Bounded features (the shift-invariant kernels' cosines and sines) are held in float16,
+        2 bytes each, where ``dtype="float32"``; others in ``dtype``.
     checkpoint : str or path-like, default=None
         File the preconditioned ``fit`` checkpoints to: after choosing ``sigma`` and ``alpha``,
         then every ``checkpoint_every``; each write replaces the file atomically (a reader sees

@@ -83,6 +83,9 @@ class FeatureMap(ABC, metaclass=_FrozenAfterInit):
     unit_diagonal: ClassVar[bool] = False
     #: defined on non-negative inputs only (histograms: the χ² and additive families)
     non_negative: ClassVar[bool] = False
+    #: every feature lies in ``[−√2, √2]`` (cosines and sines of one scale): a feature cache
+    #: may hold them in float16 (:class:`~kernelstream.solvers.cached.FeatureCache`)
+    bounded: ClassVar[bool] = False
     #: the registered name this map was made under (an alias such as "exp_chi2"), for messages;
     #: ``None`` means :attr:`name`
     alias: str | None = None

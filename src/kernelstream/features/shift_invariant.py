@@ -84,6 +84,7 @@ class FourierMap(FeatureMap):
     #: frequency samplers this family supports
     samplings: tuple[str, ...] = SAMPLINGS
     unit_diagonal = True  # k(x, x) = k(0) = 1
+    bounded = True  # √(2/r)·cos, or [cos, sin]/√(r/2)
 
     def __init__(self, n_features_in, sigma=1.0, block_size=256, seed=0, *, sampling="iid", **kw):
         if sampling not in self.samplings:

@@ -144,6 +144,7 @@ class FastfoodRBF(FeatureMap):
     name = "rbf_fastfood"
     block_multiple = 2
     unit_diagonal = True
+    bounded = True  # [cos, sin]/√(r/2)
 
     @property
     def padded_dim(self) -> int:

@@ -24,6 +24,9 @@ from ..features.base import FeatureMap
 from ..ops.linalg import narrow_matmul, transposed_matmul
 from .feature_rows import CHUNK_FLOATS, INTERCEPT_FEATURE, PARAM_BYTES, augmented
 
+#: a cache held in a narrower dtype is read back this many floats at a time
+WIDEN_FLOATS = 1 << 20
+
 __all__ = ["FeatureCache", "SketchPreconditioner", "RidgeSolve", "cache_bytes",
            "exact_gram", "jittered_cholesky", "ridge_dual_rows", "ridge_pcg"]
 
@@ -38,10 +41,15 @@ class FeatureCache:
 
     ``matmul(θ) = Φ̃θ`` and ``rmatmul(U) = Φ̃ᵀU`` with ``φ̃ = [Ψ/√J; c]``. ``budget`` bounds the
     bytes held; :meth:`grow` refuses to pass it with a :class:`MemoryError` that says what to do.
+    ``storage``: the parts' dtype (default ``X``'s); float16 halves the memory of
+    :attr:`~kernelstream.features.base.FeatureMap.bounded` features (relative round-off
+    ``2⁻¹¹``), and every product reads them back to ``X``'s dtype a few rows at a time.
     """
 
-    def __init__(self, feature_map: FeatureMap, X, budget: int | None = None):
+    def __init__(self, feature_map: FeatureMap, X, budget: int | None = None,
+                 storage: torch.dtype | None = None):
         self.feature_map, self.X, self.budget = feature_map, X, budget
+        self.storage = X.dtype if storage is None else storage
         self.n_rows = X.shape[0]
         self.n_blocks = 0
         self.parts: list[torch.Tensor] = []
@@ -57,7 +65,7 @@ class FeatureCache:
 
     def fits(self, n_blocks: int) -> bool:
         """Whether ``n_blocks`` blocks stay within the budget."""
-        needed = cache_bytes(self.n_rows, n_blocks * self.feature_map.block_size, self.X.dtype)
+        needed = cache_bytes(self.n_rows, n_blocks * self.feature_map.block_size, self.storage)
         return self.budget is None or needed <= self.budget
 
     def grow(self, n_blocks: int) -> None:
@@ -65,14 +73,14 @@ class FeatureCache:
         if n_blocks <= self.n_blocks:
             return
         if not self.fits(n_blocks):
-            needed = cache_bytes(self.n_rows, n_blocks * self.feature_map.block_size, self.X.dtype)
+            needed = cache_bytes(self.n_rows, n_blocks * self.feature_map.block_size, self.storage)
             raise MemoryError(
                 f"The cached features of {self.n_rows:,} rows x {n_blocks * self.feature_map.block_size:,} "
                 f"features need {needed / 2**30:.2f} GiB, over the budget of "
                 f"{self.budget / 2**30:.2f} GiB; raise cache_bytes, pass fewer n_components, or "
                 "set cache_bytes=0 to regenerate the features in every pass.")
         r, n = self.feature_map.block_size, self.n_rows
-        part = torch.empty((n, (n_blocks - self.n_blocks) * r), dtype=self.X.dtype, device=self.X.device)
+        part = torch.empty((n, (n_blocks - self.n_blocks) * r), dtype=self.storage, device=self.X.device)
         group = max(1, PARAM_BYTES // (self.feature_map.block_param_numel() * self.X.element_size()))
         for j in range(self.n_blocks, n_blocks, group):
             blocks = range(j, min(j + group, n_blocks))
@@ -87,26 +95,51 @@ class FeatureCache:
         self.parts.append(part)
         self.n_blocks = n_blocks
 
+    def _read(self, part: torch.Tensor):
+        """``(rows, Ψ of those rows)`` over ``part`` in ``X``'s dtype: the part itself where it
+        is stored so, else ``WIDEN_FLOATS`` at a time through one reused buffer."""
+        if part.dtype == self.X.dtype:
+            yield slice(0, part.shape[0]), part
+            return
+        step = max(1, WIDEN_FLOATS // part.shape[1])
+        buffer = torch.empty((min(step, part.shape[0]), part.shape[1]), dtype=self.X.dtype,
+                             device=part.device)
+        for i in range(0, part.shape[0], step):
+            rows = slice(i, min(i + step, part.shape[0]))
+            yield rows, buffer[:rows.stop - i].copy_(part[rows])
+
     def matmul(self, theta: torch.Tensor) -> torch.Tensor:
         """``Φ̃θ`` ``(n, C)`` in float64 for ``θ`` ``(D+1, C)``."""
         out, start = None, 0
         coefficients = theta[:-1].to(self.X.dtype)
         for part in self.parts:
-            product = narrow_matmul(part, coefficients[start:start + part.shape[1]])
-            out = product if out is None else out + product
+            block = coefficients[start:start + part.shape[1]]
+            for rows, values in self._read(part):
+                product = narrow_matmul(values, block)
+                if out is None and rows.stop == self.n_rows:
+                    out = product
+                else:
+                    if out is None:
+                        out = product.new_zeros((self.n_rows, product.shape[1]))
+                    out[rows] += product
             start += part.shape[1]
         return out.double() * self.n_blocks**-0.5 + INTERCEPT_FEATURE * theta[-1].double()
 
     def rmatmul(self, U: torch.Tensor) -> torch.Tensor:
         """``Φ̃ᵀU`` ``(D+1, C)`` in float64 for ``U`` ``(n, C)``."""
         low = U.to(self.X.dtype)
-        parts = [transposed_matmul(part, low).double() for part in self.parts]
+        parts = [sum(transposed_matmul(values, low[rows]).double() for rows, values in self._read(part))
+                 for part in self.parts]
         return torch.cat([torch.cat(parts) * self.n_blocks**-0.5,
                           INTERCEPT_FEATURE * U.double().sum(dim=0, keepdim=True)])
 
+    def psi(self, index: torch.Tensor) -> torch.Tensor:
+        """``Ψ`` of the rows ``index`` ``(m, D)`` in ``X``'s dtype."""
+        return torch.cat([part[index] for part in self.parts], dim=1).to(self.X.dtype)
+
     def rows(self, index: torch.Tensor) -> torch.Tensor:
         """``Φ = Ψ/√J`` of the rows ``index`` ``(m, D)``, in the features' precision."""
-        return torch.cat([part[index] for part in self.parts], dim=1) * self.n_blocks**-0.5
+        return self.psi(index) * self.n_blocks**-0.5
 
     def gram(self, index: torch.Tensor, precise: bool = False) -> torch.Tensor:
         """``ΨΨᵀ`` of the rows ``index`` over every cached block ``(m, m)`` float64 (``ΦΦᵀ =
@@ -120,7 +153,7 @@ class FeatureCache:
             memo = (index, precise, 0, empty)
         gram = memo[3]
         for part in self.parts[memo[2]:]:
-            rows = part[index].double() if precise else part[index]
+            rows = part[index].to(torch.float64 if precise else self.X.dtype)
             gram += (rows @ rows.T).double()
         self._sketch_gram = (index, precise, len(self.parts), gram)
         return gram
@@ -150,7 +183,7 @@ class SketchPreconditioner:
         s, scale = len(index), weight_scale / len(index)
         self.alpha, self.covariance = float(alpha), cache.n_features + 1 <= s
         precise = not self.covariance and torch.finfo(cache.X.dtype).eps > max_roundoff * alpha
-        Psi = torch.cat([part[index] for part in cache.parts], dim=1)
+        Psi = cache.psi(index)
         Psi = Psi.double() if precise else Psi  # Φ = Ψ/√J in the Gram's precision
         U = augmented(Psi.mul_(cache.n_blocks**-0.5)).mul_(math.sqrt(scale)).T  # Φ̃_sᵀ√(c/s)
         if self.covariance:
