@@ -142,6 +142,9 @@ BENCHMARKS: tuple[Benchmark, ...] = (
               "likelihood or leave-one-out on a subsample, against the isotropic defaults "
               "(record: docs/decisions/ard-lengthscales.md)", ("ard_lengthscales.md",),
               quick=("--quick",), out="file"),
+    Benchmark("research.synthetic_bandwidth_rows", "issue 32: the 2-D set's test MSE by bandwidth "
+              "and training rows at 1,024 features (record: "
+              "docs/decisions/research-synthetic-bandwidth-rows.md)", ("synthetic_bandwidth_rows.md",)),
 )
 
 #: results written by hand or by a retired script, and the page that says where they came from
