@@ -36,6 +36,7 @@ from .. import rng
 from ..ops.backend import fourier_contract_auto
 from ..ops.fourier import fourier_block
 from ..ops.sparse import CSRRows, sparse_matmul
+from ..ops.trig import cos_into
 from .bandwidth import check_lengthscales, is_lengthscale_vector
 from .base import FeatureMap
 from .param_cache import RowTable, Slab
@@ -74,7 +75,7 @@ def fourier_of_projection(Z: torch.Tensor, paired: bool) -> torch.Tensor:
     ``Wᵀx + b`` with random phases), overwritten: ``(n, K, r)``."""
     if paired:
         return paired_cos_sin(Z)  # sqrt(2/r) [cos, sin] = sqrt(1/h) [cos, sin]
-    return torch.cos(Z, out=Z).mul_((2.0 / Z.shape[-1]) ** 0.5)  # sqrt(2/r) cos(Wᵀx + b)
+    return cos_into(Z, Z).mul_((2.0 / Z.shape[-1]) ** 0.5)  # sqrt(2/r) cos(Wᵀx + b)
 
 
 class FourierMap(FeatureMap):

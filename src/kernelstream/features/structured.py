@@ -30,6 +30,7 @@ from scipy.special import gammaincinv, ndtri
 from scipy.stats import qmc
 
 from .. import rng
+from ..ops.trig import cos_into, sin_into
 from .base import FeatureMap
 
 __all__ = ["SAMPLINGS", "FastfoodRBF", "chi_radii", "fwht", "orthogonal_normal",
@@ -82,8 +83,8 @@ def paired_cos_sin(Z: torch.Tensor) -> torch.Tensor:
     """``sqrt(1/h) [cos Z, sin Z]`` along the last axis: ``(…, h) -> (…, 2h)``."""
     h = Z.shape[-1]
     out = torch.empty((*Z.shape[:-1], 2, h), dtype=Z.dtype, device=Z.device)
-    torch.cos(Z, out=out[..., 0, :])
-    torch.sin(Z, out=out[..., 1, :])
+    cos_into(Z, out[..., 0, :])
+    sin_into(Z, out[..., 1, :])
     return out.view(*Z.shape[:-1], 2 * h).mul_(h**-0.5)  # sqrt(2/r) with r = 2h
 
 

@@ -21,6 +21,7 @@ from typing import Callable, Iterable
 
 import torch
 
+from .trig import cos_into, sin_into
 from .workspace import scratch
 
 __all__ = ["fourier_block", "fourier_contract", "chunk_shape"]
@@ -53,12 +54,12 @@ def fourier_block(X: torch.Tensor, W: torch.Tensor, paired: bool, out: torch.Ten
         out = torch.empty((n, r), dtype=X.dtype, device=X.device)
     if paired:
         Z = torch.matmul(X, W, out=scratch("block_z", (n, h), X.dtype, X.device))  # (n, h)
-        torch.cos(Z, out=out[:, :h])
-        torch.sin(Z, out=out[:, h:])
+        cos_into(Z, out[:, :h])
+        sin_into(Z, out[:, h:])
         return out.mul_(h**-0.5)  # sqrt(2/r) = h^{-1/2}
     torch.matmul(X, W[:d], out=out)
     out.add_(W[d])  # Wᵀx + b
-    return out.cos_().mul_(math.sqrt(2.0 / r))
+    return cos_into(out, out).mul_(math.sqrt(2.0 / r))
 
 
 def _scaled_coefficients(coef: torch.Tensor, h: int, paired: bool) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -106,12 +107,12 @@ def fourier_contract(
             torch.matmul(X[i : i + m], W[:d], out=Z)  # (m, G), one GEMM for the group
             target = out[i : i + m]
             if paired:
-                torch.cos(Z, out=P)
+                cos_into(Z, P)
                 target.addmm_(P, C_cos[cols])  # cos(Z) C_cos
-                torch.sin(Z, out=P)
+                sin_into(Z, P)
                 target.addmm_(P, C_sin[cols])  # sin(Z) C_sin
             else:
                 Z.add_(W[d])  # + b
-                torch.cos(Z, out=P)
+                cos_into(Z, P)
                 target.addmm_(P, C_cos[cols])
     return out
