@@ -2,6 +2,7 @@
 fitted estimator keeps is the route it took."""
 
 import dataclasses
+import math
 
 import numpy as np
 import pytest
@@ -146,6 +147,22 @@ def test_the_cache_holds_bounded_features_in_float16(changes, limits, dtype):
     item = {"float16": 2, "float32": 4, "float64": 8}[dtype]
     n_train = n - int(np.ceil(0.1 * n))
     assert wide.max_blocks == L.cache_bytes // (item * (n_train + 1) * 1024) >= 1
+
+
+@pytest.mark.parametrize("params, n_train, refine", [
+    (REGRESSOR, L.refine_rows - 1, False),
+    (REGRESSOR, L.refine_rows, True),                    # a challenger on every training row
+    (CLASSIFIER, L.refine_rows, True),
+    (_with(REGRESSOR, sigma=1.0), L.refine_rows, False),  # a bandwidth given: nothing to refine
+])
+def test_the_full_rows_refine_the_bandwidth_from_refine_rows(params, n_train, refine):
+    n = math.ceil(n_train / 0.9)  # the held-out tenth is ceil(0.1 n)
+    while n - math.ceil(0.1 * n) > n_train:
+        n -= 1
+    plan = _plan(params, n_rows=n)
+    assert plan.route == "subsample" and n - math.ceil(0.1 * n) == n_train
+    assert plan.refine is refine
+    assert any("challenges sigma by one solve on every training row" in r for r in plan.reasons) is refine
 
 
 def test_the_narrowing_compares_bandwidths_at_the_start_size_whatever_n_components():

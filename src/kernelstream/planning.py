@@ -128,6 +128,15 @@ class FitLimits:
     #: solve each on this many training rows, judged on the held-out rows
     narrow_rows: int = 16384
     narrowings: int = 3
+    #: from this many training rows (four times ``narrow_rows``), ``refine_factor·σ`` also
+    #: challenges ``σ`` by one solve on every training row at the growth's start size: the best
+    #: bandwidth narrows with the rows, and a few rows cannot see it (the 2-D set: the widest
+    #: tried up to 65,536 rows, 0.45 on 943,718; docs/decisions/bandwidth-refinement.md)
+    refine_rows: int = 65536
+    refine_factor: float = 2**-0.25
+    #: ... kept for a lower held-out loss by this many standard errors: both bandwidths cost the
+    #: same from there on, and the subsample's choice errs wide
+    refine_z: float = 1.0
     #: least squares' preconditioner sketches ``sketch_ratio·n/D`` rows (at least the subsample),
     #: doubled while ``sketch_patience`` conjugate-gradient iterations do not converge
     sketch_ratio: int = 8
@@ -247,6 +256,8 @@ class FitPlan:
     cache_dtype: str = "float32"
     narrow_rows: int = 0
     narrow_blocks: int = 0
+    #: ``refine_factor·σ`` challenges ``σ`` on every training row at the start size
+    refine: bool = False
     #: the rows and L-BFGS iterations of a regressor's per-feature lengthscales (0: none)
     lengthscale_rows: int = 0
     lengthscale_iterations: int = 0
@@ -482,6 +493,8 @@ def _subsample_plan(estimator, shape, params, limits, loss, few_rows: bool = Fal
                    selection_features=min(limits.subsample_features, size * most),
                    cache_bytes=limits.cache_bytes, cache_dtype=cache_dtype(params, limits),
                    narrow_rows=limits.narrow_rows,
+                   refine=(not few_rows and is_auto(params["sigma"]) and fraction is not None
+                           and n_train >= limits.refine_rows),
                    narrow_blocks=min(start, max(1, limits.solve_start_features // size)),
                    lengthscale_rows=limits.lengthscale_rows,
                    lengthscale_iterations=limits.lengthscale_iterations)
@@ -514,6 +527,10 @@ def _subsample_reasons(plan: FitPlan, params: dict, limits: FitLimits, n_train: 
                        f"subsample's sigma while they pay on the held-out rows, each one solve on "
                        f"{plan.narrow_rows:,} rows (where the training rows are more) at "
                        f"{plan.narrow_blocks * plan.block_size:,} features")
+    if plan.refine:
+        reasons.append(f"{n_train:,} training rows >= refine_rows={limits.refine_rows:,}: "
+                       f"{limits.refine_factor:.3g} x sigma challenges sigma by one solve on every "
+                       f"training row at {plan.start_blocks * plan.block_size:,} features")
     if few:
         reasons.append(f"{plan.n_components:,} features ({plan.max_blocks} blocks of "
                        f"{plan.block_size}): " + ("n_components as given" if params["n_components"]

@@ -9,6 +9,7 @@ from sklearn.datasets import make_classification
 
 from kernelstream import DSGClassifier, DSGRegressor
 from kernelstream.datasets import synthetic_regression
+from kernelstream import planning
 from kernelstream.planning import LIMITS, default_features
 from kernelstream.features import median_distance
 
@@ -245,3 +246,33 @@ def test_the_squared_hinges_newton_stops_once_a_step_is_below_the_solve_toleranc
                             (X[:1024], rows[:1024], rows), 1, None,
                             dataclasses.replace(LIMITS, newton_max_steps=2))
     assert len(steps) == 2 and steps[0][1] > tol and steps[1][1] == tol
+
+
+@pytest.mark.parametrize("noise, narrower", [(3.0, True), (0.01, False)])
+def test_the_full_rows_refine_the_bandwidth_only_where_the_narrower_one_pays(monkeypatch, noise,
+                                                                              narrower):
+    """From ``refine_rows`` training rows, ``refine_factor·σ`` challenges the subsample's ``σ``
+    on every training row at the start size. Where it lowers the held-out loss it is kept (the
+    noisy target here: the subsample's 1,024 rows chose wide); where not (the clean one), the
+    cache is redrawn at ``σ`` and the fit is exactly the one without the challenge."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(5000, 2))
+    y = np.sin(5 * X[:, 0]) * np.cos(5 * X[:, 1]) + noise * rng.standard_normal(5000)
+    params = dict(block_size=256, random_state=0)
+    plain = DSGRegressor(**params).fit(X, y)
+    monkeypatch.setitem(planning.plan_fit.__kwdefaults__, "limits",
+                        dataclasses.replace(LIMITS, refine_rows=4000))
+    model = DSGRegressor(**params).fit(X, y)
+    assert model.fit_plan_.refine and not plain.fit_plan_.refine
+    first, challenger = model.feature_growth_[:2]
+    assert first["n_components"] == challenger["n_components"] == plain.feature_growth_[0]["n_components"]
+    np.testing.assert_allclose(challenger["sigma"], first["sigma"] * LIMITS.refine_factor)
+    if narrower:
+        np.testing.assert_allclose(model.sigma_, challenger["sigma"])
+        assert challenger["loss"] < first["loss"]
+        assert all(np.allclose(g["sigma"], challenger["sigma"]) for g in model.feature_growth_[2:])
+    else:
+        np.testing.assert_allclose(model.sigma_, plain.sigma_)
+        later, before = model.feature_growth_[2:], plain.feature_growth_[1:]
+        assert [(g["n_components"], g["loss"]) for g in later] == [(g["n_components"], g["loss"]) for g in before]
+        np.testing.assert_allclose(model.predict(X), plain.predict(X), rtol=1e-6, atol=1e-6)

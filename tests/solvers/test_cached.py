@@ -229,3 +229,25 @@ def test_the_solve_on_a_float16_cache_predicts_as_the_float32_one():
         assert solve.converged
         outputs.append(augmented_features(fmap, X, 4).double() @ solve.theta)
     assert (outputs[0] - outputs[1]).abs().max() < 1e-3
+
+
+def test_a_redrawn_cache_is_the_other_maps_features_in_the_same_memory():
+    """Another bandwidth's features written over the parts: the same storage, the features of a
+    fresh cache of that map, and the sketch's Gram counted anew; a block size that differs is
+    refused."""
+    fmap, X, _, _ = _problem(n=300)
+    cache = FeatureCache(fmap, X)
+    cache.grow(2)
+    cache.grow(3)
+    rows = torch.arange(0, 300, 5)
+    cache.gram(rows)
+    pointers = [part.data_ptr() for part in cache.parts]
+    other = make_feature_map("rbf", X.shape[1], 0.5, 64, 0)
+    cache.redraw(other)
+    fresh = FeatureCache(other, X)
+    fresh.grow(3)
+    assert [part.data_ptr() for part in cache.parts] == pointers and cache.feature_map is other
+    torch.testing.assert_close(torch.cat(cache.parts, dim=1), torch.cat(fresh.parts, dim=1))
+    torch.testing.assert_close(cache.gram(rows), fresh.gram(rows))
+    with pytest.raises(ValueError, match="same block size"):
+        cache.redraw(make_feature_map("rbf", X.shape[1], 0.5, 32, 0))

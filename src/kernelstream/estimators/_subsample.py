@@ -76,6 +76,7 @@ class SubsampleMixin:
         sketch = (subset(problem.X, sub), positions[:m], positions)
         theta, history, iterations = self._grow_and_solve(cache, held, y, w, alpha, loss,
                                                           sketch, plan)
+        feature_map = cache.feature_map  # a refined bandwidth's, where its challenge paid
         best_loss = min(h[1] for h in history) if held is not None else chosen[0]
         result = FitResult(theta=theta.to(self._torch_dtype()),
                            best_loss=torch.tensor([best_loss], dtype=torch.float64), best_epoch=[0],
@@ -83,8 +84,7 @@ class SubsampleMixin:
                            validation_curve=[[h[1]] for h in history],
                            n_epochs=iterations, n_steps=iterations)
         J = (theta.shape[0] - 1) // feature_map.block_size
-        self._set_preconditioned(result, feature_map, [alpha], J,
-                                 [(blocks, value, its, sigma) for blocks, value, its in history])
+        self._set_preconditioned(result, feature_map, [alpha], J, history)
         if held is None and chosen[1] is not None:  # no held-out rows: the subsample's leave-one-out
             self._calibrate_held_out(*chosen[1:])
         else:
@@ -209,9 +209,13 @@ class SubsampleMixin:
             theta, total = solve.theta, total + solve.iterations
             rows, outputs = _held_out_losses(held, theta, J, loss) if held is not None else (None, None)
             value = float(rows.mean()) if rows is not None else math.nan
-            history.append((J, value, solve.iterations))
+            history.append((J, value, solve.iterations, cache.feature_map.sigma))
             if best is not None and not _pays(best[2], rows, plan.growth_tol):
                 break
+            if best is None and plan.refine and held is not None:
+                held, theta, rows, outputs, its = self._refined(cache, held, y, w, alpha, loss, sketch,
+                                                                J, theta, rows, outputs, history)
+                total, value = total + its, float(rows.mean())
             best = (theta, value, rows)
             now = self._held_out_classes(outputs[held[2] > 0]) if outputs is not None else None
             settled = (now is not None and classes is not None
@@ -224,6 +228,26 @@ class SubsampleMixin:
                 break
             J = grown
         return best[0], history, total
+
+    def _refined(self, cache, held, y, w, alpha, loss, sketch, n_blocks, theta, rows, outputs,
+                 history) -> tuple:
+        """``refine_factor·σ`` against ``σ`` on every training row at ``n_blocks`` blocks: its
+        features written over the cache's memory, one solve warm from ``θ``, kept where it pays
+        on the held-out rows (:func:`_pays`), else the cache redrawn at ``σ``. Returns the kept
+        ``(held, θ, held-out losses, outputs, iterations spent)``; the challenger joins
+        ``history``. Record: docs/decisions/bandwidth-refinement.md."""
+        incumbent = cache.feature_map
+        challenger = self._make_map(incumbent.n_features_in, incumbent.sigma * LIMITS.refine_factor,
+                                    incumbent.block_size, cache_bytes=incumbent.cache_bytes)
+        cache.redraw(challenger)
+        held_now = (FeatureCache(challenger, held[0].X), held[1], held[2])
+        solve = self._solve_at(cache, y, w, alpha, loss, sketch, n_blocks, theta)
+        now, out_now = _held_out_losses(held_now, solve.theta, n_blocks, loss)
+        history.append((n_blocks, float(now.mean()), solve.iterations, challenger.sigma))
+        if _pays(rows, now, 0.0, LIMITS.refine_z):  # the same size either way: its gain alone
+            return held_now, solve.theta, now, out_now, solve.iterations
+        cache.redraw(incumbent)
+        return held, theta, rows, outputs, solve.iterations
 
     def _held_out_classes(self, outputs: torch.Tensor) -> torch.Tensor | None:
         """The classes that held-out ``(m, C)`` outputs pick (a classifier's); ``None`` for a
@@ -363,13 +387,13 @@ def _held_out_losses(held, theta, n_blocks, loss: str) -> tuple[torch.Tensor, to
     return w * 0.5 * residual.square().sum(dim=1) / w.mean(), outputs
 
 
-def _pays(before: torch.Tensor, after: torch.Tensor, tol: float) -> bool:
+def _pays(before: torch.Tensor, after: torch.Tensor, tol: float, z: float = 2.0) -> bool:
     """Whether the held-out losses ``after`` beat ``before`` by more than ``tol`` (relative)
-    and by more than twice the standard error of the rows' paired differences."""
+    and by more than ``z`` standard errors of the rows' paired differences."""
     gain = before - after
     mean = float(gain.mean())
     spread = float(gain.std()) / math.sqrt(max(len(gain) - 1, 1))
-    return mean > tol * float(before.mean()) and mean > 2 * spread
+    return mean > tol * float(before.mean()) and mean > z * spread
 
 
 def _column(values: list) -> np.ndarray:

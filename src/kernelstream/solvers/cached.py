@@ -81,10 +81,28 @@ class FeatureCache:
                 "set cache_bytes=0 to regenerate the features in every pass.")
         r, n = self.feature_map.block_size, self.n_rows
         part = torch.empty((n, (n_blocks - self.n_blocks) * r), dtype=self.storage, device=self.X.device)
+        self._fill(part, self.n_blocks, n_blocks)
+        self.parts.append(part)
+        self.n_blocks = n_blocks
+
+    def redraw(self, feature_map: FeatureMap) -> None:
+        """The same blocks of every row for another map of the same block size (another
+        bandwidth), written over the parts' own memory: nothing new to allocate."""
+        if feature_map.block_size != self.feature_map.block_size:
+            raise ValueError("redraw needs a map of the same block size")
+        self.feature_map, self._sketch_gram, first = feature_map, None, 0
+        for part in self.parts:
+            last = first + part.shape[1] // feature_map.block_size
+            self._fill(part, first, last)
+            first = last
+
+    def _fill(self, part: torch.Tensor, first: int, last: int) -> None:
+        """Blocks ``[first, last)`` of every row into ``part``, a few blocks and rows at a time."""
+        r, n = self.feature_map.block_size, self.n_rows
         group = max(1, PARAM_BYTES // (self.feature_map.block_param_numel() * self.X.element_size()))
-        for j in range(self.n_blocks, n_blocks, group):
-            blocks = range(j, min(j + group, n_blocks))
-            columns = slice((j - self.n_blocks) * r, (blocks.stop - self.n_blocks) * r)
+        for j in range(first, last, group):
+            blocks = range(j, min(j + group, last))
+            columns = slice((j - first) * r, (blocks.stop - first) * r)
             step = max(1, CHUNK_FLOATS // (len(blocks) * r))  # rows whose features fit a chunk
             for i in range(0, n, step):
                 rows = slice(i, min(i + step, n))
@@ -92,8 +110,6 @@ class FeatureCache:
                 if not bool(torch.isfinite(chunk.sum())):  # a sum of bounded features: finite
                     raise FloatingPointError("The random features are not finite; standardise X.")
                 part[rows, columns] = chunk
-        self.parts.append(part)
-        self.n_blocks = n_blocks
 
     def _read(self, part: torch.Tensor):
         """``(rows, Ψ of those rows)`` over ``part`` in ``X``'s dtype: the part itself where it
