@@ -14,6 +14,9 @@ regressor's, or the classifier's ``loss="auto"``):
    cached.ridge_pcg`); the squared hinge by Newton's method on its active set, each system
    the same way. The features double, each size warm-started from the last, while the loss on
    the held-out rows falls by more than ``growth_tol``; the best size is kept.
+3. **The bandwidth on every row.** From ``refine_rows`` training rows, ``refine_factor·σ``
+   challenges ``σ`` once at the first size on every training row (a subsample's ``σ`` errs
+   wide; record: docs/decisions/bandwidth-refinement.md).
 
 Record: docs/decisions/subsample-route.md.
 """

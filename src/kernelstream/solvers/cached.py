@@ -130,14 +130,8 @@ class FeatureCache:
         coefficients = theta[:-1].to(self.X.dtype)
         for part in self.parts:
             block = coefficients[start:start + part.shape[1]]
-            for rows, values in self._read(part):
-                product = narrow_matmul(values, block)
-                if out is None and rows.stop == self.n_rows:
-                    out = product
-                else:
-                    if out is None:
-                        out = product.new_zeros((self.n_rows, product.shape[1]))
-                    out[rows] += product
+            product = torch.cat([narrow_matmul(values, block) for _, values in self._read(part)])
+            out = product if out is None else out + product
             start += part.shape[1]
         return out.double() * self.n_blocks**-0.5 + INTERCEPT_FEATURE * theta[-1].double()
 
