@@ -248,6 +248,49 @@ def test_the_squared_hinges_newton_stops_once_a_step_is_below_the_solve_toleranc
     assert len(steps) == 2 and steps[0][1] > tol and steps[1][1] == tol
 
 
+def _three_classes(n: int):
+    X, y = make_classification(n, n_features=10, n_informative=6, n_classes=3, flip_y=0.02,
+                               n_clusters_per_class=1, random_state=0)
+    return ((X - X.mean(0)) / X.std(0)).astype(np.float32), y
+
+
+def test_the_squared_hinges_newton_solves_every_class_at_once_as_each_alone():
+    """One machine against the rest per class, all in one Newton iteration (the columns whose
+    margin holds many rows in one conjugate-gradient run, the others in the dual): each column
+    reaches its own minimum, the objective found solving that column alone, where the
+    gradient ``Φ̃ᵀ(a ⊙ (f − y))/n + αθ`` (``a``: inside the margin) vanishes. (The minimisers
+    themselves differ along the nearly flat directions that the intercept shares with the
+    features.)"""
+    import kernelstream.estimators._subsample as subsample
+    from kernelstream.features import make_feature_map
+    from kernelstream.solvers.cached import FeatureCache
+
+    n, alpha = 6000, 1e-5
+    X, y = _three_classes(n)
+    X = torch.tensor(X)
+    cache = FeatureCache(make_feature_map("rbf", 10, 4.0, 512, 0), X)
+    cache.grow(2)
+    signs = torch.tensor(np.where(y[:, None] == np.arange(3), 1.0, -1.0))
+    rows, w = torch.arange(n), torch.ones(n, dtype=torch.float64)
+    sketch = (X[:1024], rows[:1024], rows)
+    penalty = torch.full((cache.n_features + 1, 1), alpha, dtype=torch.float64)
+    penalty[-1] = 0.0  # the intercept is free
+
+    def objective_and_gradient(theta):
+        outputs = cache.matmul(theta)
+        inside = (signs * outputs < 1).double()
+        value = (inside * (outputs - signs).square()).sum(0) / (2 * n) + (penalty * theta.square()).sum(0) / 2
+        gradient = cache.rmatmul(inside * (outputs - signs)) / n + penalty * theta
+        return value, gradient.norm(dim=0) / (cache.rmatmul(inside * signs) / n).norm(dim=0)
+
+    joint = subsample._newton_hinge(cache, signs, w, alpha, sketch, 2, None, LIMITS).theta
+    alone = torch.cat([subsample._newton_hinge(cache, signs[:, c:c + 1], w, alpha, sketch, 2, None,
+                                               LIMITS).theta for c in range(3)], dim=1)
+    (value, gradient), (value_alone, _) = objective_and_gradient(joint), objective_and_gradient(alone)
+    assert bool((gradient < 1e-2).all())
+    assert torch.allclose(value, value_alone, rtol=2e-3)  # both solved to the tolerance 1e-3
+
+
 @pytest.mark.parametrize("noise, narrower", [(3.0, True), (0.01, False)])
 def test_the_full_rows_refine_the_bandwidth_only_where_the_narrower_one_pays(monkeypatch, noise,
                                                                               narrower):

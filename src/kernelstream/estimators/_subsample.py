@@ -289,11 +289,7 @@ class SubsampleMixin:
             return RidgeSolve(ridge_dual_rows(cache, every, y, w, alpha, cache.n_rows), 1, True)
         if loss == "squared":
             return self._sketched_pcg(cache, y, w, alpha, sketch, n_blocks, start)
-        columns = [_newton_hinge(cache, y[:, c:c + 1], w, alpha, sketch, n_blocks,
-                                 None if start is None else start[:, c:c + 1], limits)
-                   for c in range(y.shape[1])]  # one machine against the rest per class
-        return RidgeSolve(torch.cat([solve.theta for solve in columns], dim=1),
-                          sum(solve.iterations for solve in columns), True)
+        return _newton_hinge(cache, y, w, alpha, sketch, n_blocks, start, limits)
 
 
 def solve_tol(alpha: float, limits=LIMITS) -> float:
@@ -310,49 +306,68 @@ def sketch_rows(n_rows: int, n_features: int, least: int) -> int:
 
 
 def _newton_hinge(cache, y, w, alpha, sketch, n_blocks, start, limits) -> RidgeSolve:
-    """The squared hinge ``Σ w max(0, 1 − yf)²/2n + α/2‖W‖²`` by finite Newton (Keerthi &
-    DeCoste 2005): least squares on the rows inside the margin until they stop changing, or
-    until a step moves ``θ`` by less than the solve's tolerance (relative): without a line
-    search the full steps can swap a row on the margin in and out for ever (24 of 30 steps on
-    a 24,000-row ``make_classification``, each moving ``θ`` by about 1e-4). Each system is
-    solved exactly in the dual while those rows are few (where ``α`` is small and conjugate
-    gradients would crawl), else by conjugate gradients to a tolerance that is loose while the
-    steps are long: ``newton_forcing·min(1, last step)`` (an inexact Newton method, Dembo,
-    Eisenstat & Steihaug 1982), the solve's own tolerance at the end."""
+    """The squared hinge ``Σ_c Σ_i w_i max(0, 1 − y_ic f_c(x_i))²/2n + α/2‖W‖²`` by finite
+    Newton (Keerthi & DeCoste 2005), every column of ``y`` (±1; one machine against the rest per
+    class) at once: least squares on each column's rows inside the margin until they stop
+    changing, or until a step moves ``θ`` by less than the solve's tolerance (relative): without
+    a line search the full steps can swap a row on the margin in and out for ever (24 of 30
+    steps on a 24,000-row ``make_classification``, each moving ``θ`` by about 1e-4). A column
+    whose margin holds few rows is solved exactly in the dual (where ``α`` is small and conjugate
+    gradients would crawl); the others together by one conjugate-gradient run (each pass over
+    the cache serves every column, each column preconditioned from its own active sketch rows),
+    to a tolerance that is loose while the steps are long: ``newton_forcing·min(1, last step)``
+    (an inexact Newton method, Dembo, Eisenstat & Steihaug 1982), the solve's own at the end."""
+    n, C = y.shape
     theta, total, active, tol = start, 0, None, solve_tol(alpha, limits)
     moved, loose = math.inf, False  # the last step's relative length; whether it was solved loosely
     X_sketch, positions = sketch[0], sketch[1]
     gram = None
-    if cache.n_rows <= limits.dual_max_rows:  # few rows: every Newton system from one Gram
-        gram = exact_gram(cache.rows(torch.arange(cache.n_rows, device=y.device)))
+    if n <= limits.dual_max_rows:  # few rows: every Newton system from one Gram
+        gram = exact_gram(cache.rows(torch.arange(n, device=y.device)))
     for step in range(limits.newton_max_steps):
         if theta is not None:
-            now = (y.double() * cache.matmul(theta) < 1).any(dim=1)  # inside the margin
+            now = y.double() * cache.matmul(theta) < 1  # (n, C): inside each column's margin
             if active is not None and not loose and bool((now == active).all()):
                 break
             active = now
-        index = (torch.nonzero(active).reshape(-1) if active is not None
-                 else torch.arange(cache.n_rows, device=y.device))
+        inside = active if active is not None else torch.ones((n, C), dtype=torch.bool, device=y.device)
         previous = theta
-        if len(index) <= limits.dual_max_rows:
-            theta, loose = ridge_dual_rows(cache, index, y[index], w[index], alpha, cache.n_rows, gram), False
-            total += 1
-        else:
-            weights = w if active is None else w * active
-            drawn = X_sketch if active is None else subset(X_sketch, torch.nonzero(active[positions]).reshape(-1))
-            # the eigenvalue tail bounds what the active sketch rows miss
-            eigen = conjugate_preconditioner(cache.feature_map, n_blocks, drawn, [alpha],
-                                             float(weights.double().mean()))
+        solved = torch.empty((cache.n_features + 1, C), dtype=torch.float64, device=y.device)
+        few = inside.sum(dim=0) <= limits.dual_max_rows
+        for c in torch.nonzero(few).reshape(-1).tolist():
+            index = torch.nonzero(inside[:, c]).reshape(-1)
+            solved[:, c:c + 1] = ridge_dual_rows(cache, index, y[index, c:c + 1], w[index], alpha, n, gram)
+        many = torch.nonzero(~few).reshape(-1).tolist()
+        loose = False
+        if many:
+            weights = w.double()[:, None] * inside[:, many]
             last = step == limits.newton_max_steps - 1  # the cap: the model is this solve
             step_tol = tol if last else max(tol, limits.newton_forcing * min(1.0, moved))
-            solve = ridge_pcg(cache, y, weights, alpha, lambda r: eigen.apply_float64(r, r.shape[1]), theta,
-                              tol=step_tol, max_iter=limits.solve_max_iter)
-            theta, total, loose = solve.theta, total + solve.iterations, step_tol > tol
+            precond = _column_preconditioners(cache, X_sketch, inside[positions][:, many], weights,
+                                              alpha, n_blocks)
+            solve = ridge_pcg(cache, y[:, many], weights, alpha, precond,
+                              None if theta is None else theta[:, many], tol=step_tol,
+                              max_iter=limits.solve_max_iter)
+            solved[:, many], total, loose = solve.theta, total + solve.iterations, step_tol > tol
+        theta, total = solved, total + int(few.sum())
         if previous is not None:
             moved = float((theta - previous).norm()) / max(float(theta.norm()), 1e-300)
             if moved <= tol and not loose:
                 break  # the step is below the solve's own accuracy
     return RidgeSolve(theta, total, True)
+
+
+def _column_preconditioners(cache, X_sketch, inside_sketch, weights, alpha, n_blocks):
+    """``r ↦ [P_1 r_1, …, P_C r_C]``: column ``c``'s Nyström preconditioner from the sketch rows
+    inside its margin (all of them where none is), scaled by its mean weight."""
+    columns = []
+    for c in range(weights.shape[1]):
+        drawn = torch.nonzero(inside_sketch[:, c]).reshape(-1)
+        drawn = X_sketch if len(drawn) == 0 else subset(X_sketch, drawn)
+        # the eigenvalue tail bounds what the active sketch rows miss
+        columns.append(conjugate_preconditioner(cache.feature_map, n_blocks, drawn, [alpha],
+                                                float(weights[:, c].mean())))
+    return lambda r: torch.cat([P.apply_float64(r[:, c:c + 1], 1) for c, P in enumerate(columns)], dim=1)
 
 
 def _descend(evaluate, sigmas: list[float], loss: str) -> tuple[dict, list]:

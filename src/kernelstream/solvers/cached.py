@@ -268,12 +268,13 @@ def ridge_pcg(cache: FeatureCache, y: torch.Tensor, weight: torch.Tensor, alpha:
     (``r ↦ Pr``), every output column with its own step; stops when each column's residual is
     below ``tol`` times its right-hand side.
 
-    ``y`` ``(n, C)`` and ``weight`` ``(n,)``; ``theta`` a start (zeros when ``None``);
+    ``y`` ``(n, C)`` and ``weight`` ``(n,)``, or ``(n, C)`` (a weight per row and column);
+    ``theta`` a start (zeros when ``None``);
     ``patience``: give up (``converged`` false) after this many iterations, for a caller that
     then builds a better preconditioner.
     """
     n = cache.n_rows
-    targets, w = y.double().reshape(n, -1), weight.double()[:, None]
+    targets, w = y.double().reshape(n, -1), weight.double().reshape(n, -1)
     penalty = torch.full((cache.n_features + 1, 1), float(alpha), dtype=torch.float64, device=y.device)
     penalty[-1] = 0.0  # the intercept is free
 
