@@ -145,6 +145,10 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("research.synthetic_bandwidth_rows", "issue 32: the 2-D set's test MSE by bandwidth "
               "and training rows at 1,024 features (record: "
               "docs/decisions/research-synthetic-bandwidth-rows.md)", ("synthetic_bandwidth_rows.md",)),
+    Benchmark("research.mnist10_basis", "issue 32: MNIST ten classes at a fixed bandwidth, random "
+              "Fourier (i.i.d., orthogonal, Sobol) against Nystrom centres, least squares against "
+              "the squared hinge on every row (record: docs/decisions/research-mnist10-basis.md)",
+              ("mnist10_basis.md",)),
 )
 
 #: results written by hand or by a retired script, and the page that says where they came from
