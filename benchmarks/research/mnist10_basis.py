@@ -133,9 +133,9 @@ def main(argv: list[str] | None = None) -> None:
         first = basis(*sizes["basis"])
         second = loss(*sizes["loss"])
     n = sizes["basis"][0]
-    body = [f"### The basis: least squares one-vs-rest on the first {n:,} training rows, σ = {SIGMA}",
+    body = [f"## The basis: least squares one-vs-rest on the first {n:,} training rows, σ = {SIGMA}",
             "", *markdown_table(["model", "features / centres", "α", "test error", "CPU s"], first),
-            "", f"### The loss, on every training row ({sizes['loss'][0]:,})", "",
+            "", f"## The loss, on every training row ({sizes['loss'][0]:,})", "",
             *markdown_table(["loss", "training rows", "features", "α", "test error",
                              "CG iterations", "CPU s"], second)]
     if args.out:
