@@ -1,0 +1,233 @@
+"""A Nyström basis of training rows, cached for the solvers of :mod:`.cached`.
+
+``M`` centres ``C`` (training rows in a seeded order) define the whitened features
+
+    ``φ(x) = L⁻¹k_C(x)``,  ``LLᵀ = K_CC + εI``,
+
+whose inner products are the Nyström approximation ``φ(x)ᵀφ(y) = k_C(x)ᵀ(K_CC + εI)⁻¹k_C(y)``
+of the kernel (Williams & Seeger 2001); a model ``f = φᵀW + b`` is ``k_C(x)ᵀβ + b`` with
+``β = L⁻ᵀW``. :class:`NystroemCache` keeps ``K_XC``, not ``Φ``: whitening every row costs
+``nM²``, a product through the triangular factor ``M²C``. Centres come in blocks and only grow;
+the factor of the first ``M`` centres is the leading block of any larger one (block Cholesky),
+so a grown basis leaves the earlier features unchanged and a solution at ``M`` starts the next
+size as it is. At ``d = 784`` the basis reaches a random-feature basis's error with a quarter
+of its size (record: docs/decisions/research-mnist10-basis.md).
+
+:class:`NystroemCache` offers what :func:`~.cached.ridge_pcg` and
+:class:`~.cached.SketchPreconditioner` use of a :class:`~.cached.FeatureCache` (products,
+sketch rows and their Gram), with the same convention ``Φ = Ψ/√J`` over ``J`` blocks.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ..features.base import FeatureMap
+from ..ops.linalg import narrow_matmul, transposed_matmul
+from .cached import cache_bytes, jittered_cholesky
+from .feature_rows import CHUNK_FLOATS, INTERCEPT_FEATURE
+
+__all__ = ["NystroemBasis", "NystroemCache"]
+
+#: ``ε`` of ``K_CC + εI``, relative to the mean of ``K_CC``'s diagonal
+DEFAULT_JITTER = 1e-6
+
+
+class NystroemBasis:
+    """Centres in blocks of ``block_size`` rows of ``candidates`` (in order) and the Cholesky
+    factor ``L`` (float64, lower) of ``K_CC + εI`` of the first :attr:`n_centres`.
+
+    Parameters
+    ----------
+    kernel_map : FeatureMap
+        Whose exact :meth:`~kernelstream.features.base.FeatureMap.kernel` is ``k``.
+    candidates : torch.Tensor of shape (m, d)
+        The rows that become centres, first to last.
+    block_size : int
+        Centres added at a time.
+    jitter : float, default=1e-6
+        ``ε`` relative to the mean of ``K_CC``'s diagonal (more where round-off needs it).
+    """
+
+    def __init__(self, kernel_map: FeatureMap, candidates: torch.Tensor, block_size: int,
+                 jitter: float = DEFAULT_JITTER):
+        if block_size < 1:
+            raise ValueError(f"block_size must be positive; got {block_size}.")
+        if not jitter >= 0:
+            raise ValueError(f"jitter must be non-negative; got {jitter!r}.")
+        self.kernel_map, self.block_size, self.jitter = kernel_map, int(block_size), float(jitter)
+        self.candidates = candidates
+        self._scale = 1.0  # the mean of K_CC's diagonal, fixed by the first block
+        self.factor = torch.zeros((0, 0), dtype=torch.float64, device=candidates.device)
+
+    @property
+    def n_centres(self) -> int:
+        return self.factor.shape[0]
+
+    @property
+    def n_blocks(self) -> int:
+        return self.n_centres // self.block_size
+
+    @property
+    def max_blocks(self) -> int:
+        """Blocks the candidates hold."""
+        return self.candidates.shape[0] // self.block_size
+
+    @property
+    def centres(self) -> torch.Tensor:
+        return self.candidates[:self.n_centres]
+
+    def kernel(self, X: torch.Tensor, first: int, last: int) -> torch.Tensor:
+        """``k(X, C[first:last])`` in ``X``'s dtype, a few rows at a time."""
+        C = self.candidates[first:last].to(X.dtype)
+        step = max(1, CHUNK_FLOATS // max(last - first, 1))
+        return torch.cat([self.kernel_map.kernel(X[i:i + step], C).to(X.dtype)
+                          for i in range(0, X.shape[0], step)])
+
+    def grow(self, n_blocks: int) -> None:
+        """Extend ``L`` to ``n_blocks`` blocks: ``B = L⁻¹K_C,new``, ``L_new = chol(K_new,new +
+        εI − BᵀB)``, ``L ← [[L, 0], [Bᵀ, L_new]]``."""
+        if n_blocks > self.max_blocks:
+            raise ValueError(f"A Nystrom basis of {n_blocks} blocks of {self.block_size} centres "
+                             f"needs {n_blocks * self.block_size:,} candidate rows; it has "
+                             f"{self.candidates.shape[0]:,}. Pass fewer n_components.")
+        old, new = self.n_centres, n_blocks * self.block_size
+        if new <= old:
+            return
+        centres = self.candidates[:new].double()
+        fresh = self.kernel_map.kernel(centres[old:], centres[old:]).double()
+        if old == 0:
+            self._scale = float(fresh.diagonal().mean())
+        fresh.diagonal().add_(self.jitter * self._scale)
+        if old:
+            B = torch.linalg.solve_triangular(
+                self.factor, self.kernel_map.kernel(centres[:old], centres[old:]).double(), upper=False)
+            fresh -= B.T @ B
+        corner = jittered_cholesky((fresh + fresh.T) / 2)
+        factor = self.factor.new_zeros((new, new))
+        factor[:old, :old] = self.factor
+        if old:
+            factor[old:, :old] = B.T
+        factor[old:, old:] = corner
+        self.factor = factor
+
+    def whiten(self, K_rows: torch.Tensor) -> torch.Tensor:
+        """``Φ = (L⁻¹Kᵀ)ᵀ`` float64 of rows' ``K = k(x, C)`` ``(m, M)`` (``M ≤`` :attr:`n_centres`)."""
+        M = K_rows.shape[1]
+        return torch.linalg.solve_triangular(self.factor[:M, :M], K_rows.double().T, upper=False).T
+
+    def coefficients(self, W: torch.Tensor) -> torch.Tensor:
+        """``β = L⁻ᵀW`` ``(M, C)`` float64: ``φ(x)ᵀW = k_C(x)ᵀβ``."""
+        M = W.shape[0]
+        return torch.linalg.solve_triangular(self.factor[:M, :M].T, W.double(), upper=True)
+
+
+class NystroemCache:
+    """``K_XC`` of the rows ``X`` for a :class:`NystroemBasis`, held as column parts that only
+    grow; ``matmul(θ) = Φ̃θ`` and ``rmatmul(U) = Φ̃ᵀU`` with ``φ̃ = [L⁻¹k_C; c]``, each a pass
+    over ``K_XC`` and a triangular solve. ``budget`` bounds the bytes held, as
+    :class:`~.cached.FeatureCache`'s."""
+
+    def __init__(self, basis: NystroemBasis, X: torch.Tensor, budget: int | None = None):
+        self.basis, self.X, self.budget = basis, X, budget
+        self.feature_map = basis
+        self.storage = X.dtype
+        self.n_rows, self.n_blocks = X.shape[0], 0
+        self.parts: list[torch.Tensor] = []
+        self._sketch_gram: tuple | None = None  # (Ψ of the sketch rows, ΨΨᵀ, their positions)
+
+    @property
+    def n_features(self) -> int:
+        return self.n_blocks * self.basis.block_size
+
+    @property
+    def nbytes(self) -> int:
+        return sum(part.numel() * part.element_size() for part in self.parts)
+
+    def fits(self, n_blocks: int) -> bool:
+        needed = cache_bytes(self.n_rows, n_blocks * self.basis.block_size, self.storage)
+        return n_blocks <= self.basis.max_blocks and (self.budget is None or needed <= self.budget)
+
+    def grow(self, n_blocks: int) -> None:
+        """The basis to ``n_blocks`` blocks (where it has fewer) and ``k(X, C)`` of its new
+        centres."""
+        if n_blocks <= self.n_blocks:
+            return
+        if not self.fits(n_blocks) and n_blocks <= self.basis.max_blocks:
+            needed = cache_bytes(self.n_rows, n_blocks * self.basis.block_size, self.storage)
+            raise MemoryError(
+                f"The kernel columns of {self.n_rows:,} rows x {n_blocks * self.basis.block_size:,} "
+                f"centres need {needed / 2**30:.2f} GiB, over the budget of "
+                f"{self.budget / 2**30:.2f} GiB; raise cache_bytes or pass fewer n_components.")
+        self.basis.grow(n_blocks)
+        r = self.basis.block_size
+        self.parts.append(self.basis.kernel(self.X, self.n_blocks * r, n_blocks * r))
+        self.n_blocks, self._sketch_gram = n_blocks, None
+
+    def _factor(self) -> torch.Tensor:
+        return self.basis.factor[:self.n_features, :self.n_features]
+
+    def matmul(self, theta: torch.Tensor) -> torch.Tensor:
+        """``Φ̃θ`` ``(n, C)`` float64 for ``θ`` ``(M+1, C)``."""
+        beta = torch.linalg.solve_triangular(self._factor().T, theta[:-1].double(), upper=True)
+        out, start = None, 0
+        for part in self.parts:
+            product = narrow_matmul(part, beta[start:start + part.shape[1]].to(part.dtype))
+            out = product if out is None else out + product
+            start += part.shape[1]
+        return out.double() + INTERCEPT_FEATURE * theta[-1].double()
+
+    def rmatmul(self, U: torch.Tensor) -> torch.Tensor:
+        """``Φ̃ᵀU`` ``(M+1, C)`` float64 for ``U`` ``(n, C)``."""
+        low = U.to(self.storage)
+        kernel_side = torch.cat([transposed_matmul(part, low).double() for part in self.parts])
+        whitened = torch.linalg.solve_triangular(self._factor(), kernel_side, upper=False)
+        return torch.cat([whitened, INTERCEPT_FEATURE * U.double().sum(dim=0, keepdim=True)])
+
+    def rows(self, index: torch.Tensor) -> torch.Tensor:
+        """``Φ`` of the rows ``index`` ``(m, M)`` in ``X``'s dtype."""
+        return (self._whitened(index) * self.n_blocks**-0.5).to(self.X.dtype)
+
+    def psi(self, index: torch.Tensor) -> torch.Tensor:
+        """``Ψ = √J·Φ`` of the rows ``index`` in ``X``'s dtype (the convention ``Φ = Ψ/√J`` of
+        :class:`~.cached.FeatureCache`)."""
+        return self._whitened(index).to(self.X.dtype)
+
+    def gram(self, index: torch.Tensor, precise: bool = False) -> torch.Tensor:
+        """``ΨΨᵀ`` of the rows ``index`` ``(m, m)`` float64. The sketch's rows are whitened once
+        (``mM²``) and kept: the Gram of any subset of them (a Newton step's active sketch rows)
+        is read from theirs."""
+        positions = self._kept(index)
+        if positions is None:
+            Psi = self._whitened(index)
+            gram = Psi @ Psi.T
+            where = torch.full((self.n_rows,), -1, dtype=torch.long, device=index.device)
+            where[index] = torch.arange(len(index), device=index.device)
+            self._sketch_gram = (Psi, (gram + gram.T) / 2, where)
+            positions = torch.arange(len(index), device=index.device)
+        return self._sketch_gram[1][positions][:, positions]
+
+    def _kept(self, index: torch.Tensor) -> torch.Tensor | None:
+        """Positions of ``index`` among the kept sketch rows, ``None`` unless all are kept."""
+        if self._sketch_gram is None:
+            return None
+        positions = self._sketch_gram[2][index]
+        return None if bool((positions < 0).any()) else positions
+
+    def _whitened(self, index: torch.Tensor) -> torch.Tensor:
+        """``Ψ = √J·L⁻¹k_C`` float64 of the rows ``index``: the kept sketch rows' or anew."""
+        positions = self._kept(index)
+        if positions is not None:
+            return self._sketch_gram[0][positions]
+        K_rows = torch.cat([part[index] for part in self.parts], dim=1)
+        return self.basis.whiten(K_rows) * math.sqrt(self.n_blocks)
+
+    def extended(self, theta: torch.Tensor, n_blocks: int) -> torch.Tensor:
+        """``θ`` of ``J`` blocks as a start at ``n_blocks``: the earlier centres' features do not
+        change as the basis grows, so the new coefficients are 0 and the rest stay."""
+        grown = theta.new_zeros((n_blocks * self.basis.block_size + 1, theta.shape[1]))
+        grown[:theta.shape[0] - 1] = theta[:-1]
+        grown[-1] = theta[-1]
+        return grown

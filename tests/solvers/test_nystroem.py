@@ -1,0 +1,92 @@
+"""The Nyström basis for the cached solvers: its features are the Nyström approximation of the
+kernel, growth leaves the earlier features as they were, the products are the whitened
+features', and conjugate gradients reach the Nyström ridge's closed form."""
+
+import pytest
+import torch
+
+from kernelstream.features import make_feature_map
+from kernelstream.solvers.cached import SketchPreconditioner, ridge_pcg
+from kernelstream.solvers.feature_rows import augmented
+from kernelstream.solvers.nystroem import NystroemBasis, NystroemCache
+
+
+def _problem(n=400, d=3, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    X = torch.randn(n, d, generator=g, dtype=torch.float64)
+    y = torch.sin(X.sum(dim=1, keepdim=True)) + 0.1 * torch.randn(n, 1, generator=g, dtype=torch.float64)
+    return make_feature_map("rbf", d, 1.0, 8, seed), X, y
+
+
+def test_the_features_are_the_nystroem_approximation_of_the_kernel():
+    fmap, X, _ = _problem()
+    basis = NystroemBasis(fmap, X[:96], block_size=32, jitter=1e-9)
+    cache = NystroemCache(basis, X)
+    cache.grow(3)
+    Phi = cache.rows(torch.arange(X.shape[0]))
+    C = X[:96]
+    K_XC, K_CC = fmap.kernel(X, C), fmap.kernel(C, C)
+    nystroem = K_XC @ torch.linalg.solve(K_CC + 1e-9 * torch.eye(96, dtype=K_CC.dtype), K_XC.T)
+    torch.testing.assert_close(Phi @ Phi.T, nystroem, atol=1e-6, rtol=0)
+    # on the centres themselves the approximation is the kernel
+    torch.testing.assert_close((Phi @ Phi.T)[:96, :96], K_CC, atol=1e-6, rtol=0)
+
+
+def test_growth_leaves_the_earlier_features_and_outputs_as_they_were():
+    fmap, X, _ = _problem()
+    grown = NystroemBasis(fmap, X[:128], block_size=32)
+    grown.grow(1)
+    grown.grow(4)  # three blocks appended by block Cholesky
+    at_once = NystroemBasis(fmap, X[:128], block_size=32)
+    at_once.grow(4)
+    torch.testing.assert_close(grown.factor, at_once.factor)
+    small, large = NystroemCache(grown, X), NystroemCache(grown, X)
+    small.grow(1)
+    large.grow(4)
+    theta = torch.randn(33, 2, dtype=torch.float64)
+    torch.testing.assert_close(large.matmul(large.extended(theta, 4)), small.matmul(theta))
+
+
+def test_products_are_those_of_the_whitened_features_and_coefficients_of_the_centres():
+    fmap, X, _ = _problem()
+    cache = NystroemCache(NystroemBasis(fmap, X[:64], block_size=16), X)
+    cache.grow(4)
+    Phi = augmented(cache.rows(torch.arange(X.shape[0])))
+    theta = torch.randn(65, 3, dtype=torch.float64)
+    torch.testing.assert_close(cache.matmul(theta), Phi @ theta)
+    U = torch.randn(X.shape[0], 3, dtype=torch.float64)
+    torch.testing.assert_close(cache.rmatmul(U), Phi.T @ U)
+    beta = cache.basis.coefficients(theta[:-1])  # φ(x)ᵀW = k_C(x)ᵀβ
+    torch.testing.assert_close(fmap.kernel(X, X[:64]) @ beta, Phi[:, :-1] @ theta[:-1])
+    index = torch.arange(0, 40, 3)
+    torch.testing.assert_close(cache.gram(index), cache.psi(index) @ cache.psi(index).T)
+
+
+def test_conjugate_gradients_reach_the_nystroem_ridge_closed_form():
+    fmap, X, y = _problem()
+    n, alpha = X.shape[0], 1e-4
+    cache = NystroemCache(NystroemBasis(fmap, X[:96], block_size=32), X)
+    cache.grow(3)
+    w = torch.ones(n, dtype=torch.float64)
+    precond = SketchPreconditioner(cache, torch.arange(64), alpha)
+    solve = ridge_pcg(cache, y, w, alpha, precond, tol=1e-10, max_iter=500)
+    assert solve.converged
+    Phi = augmented(cache.rows(torch.arange(n)))
+    penalty = torch.full((Phi.shape[1],), alpha, dtype=torch.float64)
+    penalty[-1] = 0.0
+    exact = torch.linalg.solve(Phi.T @ Phi / n + torch.diag(penalty), Phi.T @ y / n)
+    torch.testing.assert_close(solve.theta, exact, atol=1e-6, rtol=1e-6)
+
+
+def test_a_basis_past_its_candidates_or_budget_says_what_to_do():
+    fmap, X, _ = _problem(n=100)
+    basis = NystroemBasis(fmap, X[:64], block_size=32)
+    with pytest.raises(ValueError, match="candidate rows"):
+        basis.grow(3)
+    cache = NystroemCache(basis, X, budget=100 * 40 * 8)
+    assert cache.fits(1) and not cache.fits(2)
+    with pytest.raises(MemoryError, match="fewer n_components"):
+        cache.grow(2)
+    assert basis.n_blocks == 0 and cache.n_blocks == 0  # nothing changed
+    with pytest.raises(ValueError, match="block_size"):
+        NystroemBasis(fmap, X, block_size=0)
