@@ -251,3 +251,26 @@ def test_a_redrawn_cache_is_the_other_maps_features_in_the_same_memory():
     torch.testing.assert_close(cache.gram(rows), fresh.gram(rows))
     with pytest.raises(ValueError, match="same block size"):
         cache.redraw(make_feature_map("rbf", X.shape[1], 0.5, 32, 0))
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_the_column_sketch_preconditioner_is_each_columns_own(dtype):
+    """Every column preconditioned from its own sketch rows and weight, through one shared
+    ``Φ̃_sᵀ``: the same as a :class:`SketchPreconditioner` per column (a column with no row
+    inside takes every sketch row)."""
+    fmap, X, _, _ = _problem(n=300)
+    cache = FeatureCache(fmap, X.to(dtype))
+    cache.grow(3)
+    index = torch.arange(0, 120, 2)
+    g = torch.Generator().manual_seed(1)
+    inside = torch.rand(len(index), 4, generator=g) < 0.6
+    inside[:, 1] = inside[:, 0]
+    inside[:, 3] = False
+    scales = [0.7, 0.7, 1.3, 0.5]
+    joint = cached.ColumnSketchPreconditioner(cache, index, inside, 1e-3, scales)
+    r = torch.randn(cache.n_features + 1, 4, generator=g, dtype=torch.float64)
+    for c in range(4):
+        rows = index[inside[:, c]] if bool(inside[:, c].any()) else index
+        own = SketchPreconditioner(cache, rows, 1e-3, scales[c])
+        tol = 1e-9 if dtype == torch.float64 else 1e-4
+        torch.testing.assert_close(joint(r)[:, c], own(r[:, c:c + 1])[:, 0], rtol=tol, atol=tol)

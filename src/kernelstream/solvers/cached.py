@@ -27,8 +27,8 @@ from .feature_rows import CHUNK_FLOATS, INTERCEPT_FEATURE, PARAM_BYTES, augmente
 #: a cache held in a narrower dtype is read back this many floats at a time
 WIDEN_FLOATS = 1 << 20
 
-__all__ = ["FeatureCache", "SketchPreconditioner", "RidgeSolve", "cache_bytes",
-           "exact_gram", "jittered_cholesky", "ridge_dual_rows", "ridge_pcg"]
+__all__ = ["FeatureCache", "SketchPreconditioner", "ColumnSketchPreconditioner", "RidgeSolve",
+           "cache_bytes", "exact_gram", "jittered_cholesky", "ridge_dual_rows", "ridge_pcg"]
 
 
 def cache_bytes(n_rows: int, n_features: int, dtype: torch.dtype) -> int:
@@ -208,6 +208,42 @@ class SketchPreconditioner:
             return torch.cholesky_solve(r.double(), self.factor)
         inner = torch.cholesky_solve(transposed_matmul(self.U, r.to(self.U.dtype)).double(), self.factor)
         return (r.double() - narrow_matmul(self.U, inner.to(self.U.dtype)).double()) / self.alpha
+
+
+class ColumnSketchPreconditioner:
+    """``r ↦ [P_1 r_1, …, P_C r_C]`` with ``P_c`` the :class:`SketchPreconditioner` (Woodbury)
+    of the sketch rows ``inside[:, c]`` (every row where none is) at column ``c``'s mean weight
+    ``c_c``: a Newton step's active rows per output. The columns share ``V = Φ̃_sᵀ`` of the whole
+    sketch, ``U_c = V_{A_c}√(c_c/s_c)``: ``U_cᵀr_c`` of every column is one product ``Vᵀr`` and
+    ``Σ_c U_c z_c`` one product ``Vz``, two passes over ``V`` per use whatever ``C``; columns
+    with the same rows and weight share their ``s_c × s_c`` factor."""
+
+    def __init__(self, cache: FeatureCache, index: torch.Tensor, inside: torch.Tensor, alpha: float,
+                 weight_scales, max_roundoff: float = 0.0):
+        self.alpha = float(alpha)
+        precise = torch.finfo(cache.X.dtype).eps > max_roundoff * alpha
+        Psi = cache.psi(index)
+        Psi = Psi.double() if precise else Psi
+        self.V = augmented(Psi.mul_(cache.n_blocks**-0.5)).T  # Φ̃_sᵀ
+        gram = cache.gram(index, precise) / cache.n_blocks + INTERCEPT_FEATURE**2  # VᵀV
+        self.columns, factors = [], {}
+        for c, scale in enumerate(weight_scales):
+            rows = torch.nonzero(inside[:, c]).reshape(-1) if bool(inside[:, c].any()) \
+                else torch.arange(len(index), device=index.device)
+            g2 = float(scale) / len(rows)  # U_c = V_{A_c}·g, g² = c_c/s_c
+            key = (rows.cpu().numpy().tobytes(), g2)
+            if key not in factors:
+                inner = gram[rows][:, rows] * g2
+                inner.diagonal().add_(alpha)
+                factors[key] = jittered_cholesky(inner)
+            self.columns.append((rows, math.sqrt(g2), factors[key]))
+
+    def __call__(self, r: torch.Tensor) -> torch.Tensor:
+        projected = transposed_matmul(self.V, r.to(self.V.dtype)).double()  # Vᵀr, (s, C)
+        z = torch.zeros_like(projected)
+        for c, (rows, g, factor) in enumerate(self.columns):
+            z[rows, c] = g * torch.cholesky_solve(g * projected[rows, c:c + 1], factor)[:, 0]
+        return (r.double() - narrow_matmul(self.V, z.to(self.V.dtype)).double()) / self.alpha
 
 
 def ridge_dual_rows(cache: FeatureCache, index: torch.Tensor, y: torch.Tensor,

@@ -80,11 +80,13 @@ class NystroemBasis:
         return self.candidates[:self.n_centres]
 
     def kernel(self, X: torch.Tensor, first: int, last: int) -> torch.Tensor:
-        """``k(X, C[first:last])`` in ``X``'s dtype, a few rows at a time."""
+        """``k(X, C[first:last])`` in ``X``'s dtype, a few rows at a time into one tensor."""
         C = self.candidates[first:last].to(X.dtype)
+        out = torch.empty((X.shape[0], last - first), dtype=X.dtype, device=X.device)
         step = max(1, CHUNK_FLOATS // max(last - first, 1))
-        return torch.cat([self.kernel_map.kernel(X[i:i + step], C).to(X.dtype)
-                          for i in range(0, X.shape[0], step)])
+        for i in range(0, X.shape[0], step):
+            out[i:i + step] = self.kernel_map.kernel(X[i:i + step], C)
+        return out
 
     def grow(self, n_blocks: int) -> None:
         """Extend ``L`` to ``n_blocks`` blocks: ``B = L⁻¹K_C,new``, ``L_new = chol(K_new,new +
