@@ -33,9 +33,9 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..features.base import DEFAULT_CACHE_BYTES
 from ..planning import LIMITS, FitPlan
-from ..solvers.cached import (FeatureCache, RidgeSolve, SketchPreconditioner, cache_bytes,
-                              exact_gram, ridge_dual_rows, ridge_pcg)
-from ..solvers.conjugate import conjugate_preconditioner
+from ..solvers.cached import (ColumnSketchPreconditioner, FeatureCache, RidgeSolve,
+                              SketchPreconditioner, cache_bytes, exact_gram, ridge_dual_rows,
+                              ridge_pcg)
 from ..solvers.lengthscales import fit_lengthscales
 from ..solvers.epochs import FitResult
 from ..solvers.selection import Problem
@@ -320,7 +320,7 @@ def _newton_hinge(cache, y, w, alpha, sketch, n_blocks, start, limits) -> RidgeS
     n, C = y.shape
     theta, total, active, tol = start, 0, None, solve_tol(alpha, limits)
     moved, loose = math.inf, False  # the last step's relative length; whether it was solved loosely
-    X_sketch, positions = sketch[0], sketch[1]
+    positions = sketch[1]
     gram = None
     if n <= limits.dual_max_rows:  # few rows: every Newton system from one Gram
         gram = exact_gram(cache.rows(torch.arange(n, device=y.device)))
@@ -343,8 +343,8 @@ def _newton_hinge(cache, y, w, alpha, sketch, n_blocks, start, limits) -> RidgeS
             weights = w.double()[:, None] * inside[:, many]
             last = step == limits.newton_max_steps - 1  # the cap: the model is this solve
             step_tol = tol if last else max(tol, limits.newton_forcing * min(1.0, moved))
-            precond = _column_preconditioners(cache, X_sketch, inside[positions][:, many], weights,
-                                              alpha, n_blocks)
+            precond = ColumnSketchPreconditioner(cache, positions, inside[positions][:, many], alpha,
+                                                 weights.mean(dim=0), limits.woodbury_max_roundoff)
             solve = ridge_pcg(cache, y[:, many], weights, alpha, precond,
                               None if theta is None else theta[:, many], tol=step_tol,
                               max_iter=limits.solve_max_iter)
@@ -355,19 +355,6 @@ def _newton_hinge(cache, y, w, alpha, sketch, n_blocks, start, limits) -> RidgeS
             if moved <= tol and not loose:
                 break  # the step is below the solve's own accuracy
     return RidgeSolve(theta, total, True)
-
-
-def _column_preconditioners(cache, X_sketch, inside_sketch, weights, alpha, n_blocks):
-    """``r ↦ [P_1 r_1, …, P_C r_C]``: column ``c``'s Nyström preconditioner from the sketch rows
-    inside its margin (all of them where none is), scaled by its mean weight."""
-    columns = []
-    for c in range(weights.shape[1]):
-        drawn = torch.nonzero(inside_sketch[:, c]).reshape(-1)
-        drawn = X_sketch if len(drawn) == 0 else subset(X_sketch, drawn)
-        # the eigenvalue tail bounds what the active sketch rows miss
-        columns.append(conjugate_preconditioner(cache.feature_map, n_blocks, drawn, [alpha],
-                                                float(weights[:, c].mean())))
-    return lambda r: torch.cat([P.apply_float64(r[:, c:c + 1], 1) for c, P in enumerate(columns)], dim=1)
 
 
 def _descend(evaluate, sigmas: list[float], loss: str) -> tuple[dict, list]:
