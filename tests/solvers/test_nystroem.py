@@ -90,3 +90,23 @@ def test_a_basis_past_its_candidates_or_budget_says_what_to_do():
     assert basis.n_blocks == 0 and cache.n_blocks == 0  # nothing changed
     with pytest.raises(ValueError, match="block_size"):
         NystroemBasis(fmap, X, block_size=0)
+
+
+def test_a_redrawn_cache_is_the_cache_of_the_other_bandwidth():
+    """The σ challenge of the subsample route: the same centres under another kernel map, in
+    the cache's own memory, equal to a cache built at that bandwidth; and back again."""
+    fmap, X, _ = _problem()
+    cache = NystroemCache(NystroemBasis(fmap, X[:64], block_size=32), X)
+    cache.grow(1)
+    cache.grow(2)
+    before = cache.matmul(torch.ones(65, 1, dtype=torch.float64))
+    parts = [part.data_ptr() for part in cache.parts]
+    wider = make_feature_map("rbf", X.shape[1], 2.0, 8, 0)
+    cache.redraw(wider)
+    fresh = NystroemCache(NystroemBasis(wider, X[:64], block_size=32), X)
+    fresh.grow(2)
+    theta = torch.randn(65, 2, dtype=torch.float64)
+    torch.testing.assert_close(cache.matmul(theta), fresh.matmul(theta))
+    assert [part.data_ptr() for part in cache.parts] == parts  # written in place
+    cache.redraw(fmap)
+    torch.testing.assert_close(cache.matmul(torch.ones(65, 1, dtype=torch.float64)), before)

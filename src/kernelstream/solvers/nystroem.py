@@ -79,10 +79,13 @@ class NystroemBasis:
     def centres(self) -> torch.Tensor:
         return self.candidates[:self.n_centres]
 
-    def kernel(self, X: torch.Tensor, first: int, last: int) -> torch.Tensor:
-        """``k(X, C[first:last])`` in ``X``'s dtype, a few rows at a time into one tensor."""
+    def kernel(self, X: torch.Tensor, first: int, last: int,
+               out: torch.Tensor | None = None) -> torch.Tensor:
+        """``k(X, C[first:last])`` in ``X``'s dtype, a few rows at a time into one tensor
+        (``out``, where given)."""
         C = self.candidates[first:last].to(X.dtype)
-        out = torch.empty((X.shape[0], last - first), dtype=X.dtype, device=X.device)
+        if out is None:
+            out = torch.empty((X.shape[0], last - first), dtype=X.dtype, device=X.device)
         step = max(1, CHUNK_FLOATS // max(last - first, 1))
         for i in range(0, X.shape[0], step):
             out[i:i + step] = self.kernel_map.kernel(X[i:i + step], C)
@@ -167,6 +170,18 @@ class NystroemCache:
         r = self.basis.block_size
         self.parts.append(self.basis.kernel(self.X, self.n_blocks * r, n_blocks * r))
         self.n_blocks, self._sketch_gram = n_blocks, None
+
+    def redraw(self, kernel_map: FeatureMap) -> None:
+        """The same centres under another kernel map (another bandwidth): a new basis of as
+        many blocks, its kernel columns written over the parts' own memory."""
+        basis = NystroemBasis(kernel_map, self.basis.candidates, self.basis.block_size,
+                              self.basis.jitter)
+        basis.grow(self.n_blocks)
+        self.basis = self.feature_map = basis
+        self._sketch_gram, first = None, 0
+        for part in self.parts:
+            basis.kernel(self.X, first, first + part.shape[1], out=part)
+            first += part.shape[1]
 
     def _factor(self) -> torch.Tensor:
         return self.basis.factor[:self.n_features, :self.n_features]
