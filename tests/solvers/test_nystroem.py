@@ -110,3 +110,18 @@ def test_a_redrawn_cache_is_the_cache_of_the_other_bandwidth():
     assert [part.data_ptr() for part in cache.parts] == parts  # written in place
     cache.redraw(fmap)
     torch.testing.assert_close(cache.matmul(torch.ones(65, 1, dtype=torch.float64)), before)
+
+
+def test_a_float32_factor_keeps_the_products_within_float32_round_off():
+    fmap, X, _ = _problem()
+    wide = NystroemCache(NystroemBasis(fmap, X[:64], block_size=32), X)
+    narrow = NystroemCache(NystroemBasis(fmap, X.float()[:64], block_size=32), X.float(),
+                           factor_dtype=torch.float32)
+    wide.grow(2)
+    narrow.grow(2)
+    theta = torch.randn(65, 2, dtype=torch.float64)
+    reference = wide.matmul(theta)
+    assert float((narrow.matmul(theta) - reference).abs().max()) < 1e-4 * float(reference.abs().max())
+    U = torch.randn(X.shape[0], 2, dtype=torch.float64)
+    reference = wide.rmatmul(U)
+    assert float((narrow.rmatmul(U) - reference).abs().max()) < 1e-4 * float(reference.abs().max())

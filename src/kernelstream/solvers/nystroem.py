@@ -133,12 +133,20 @@ class NystroemCache:
     """``K_XC`` of the rows ``X`` for a :class:`NystroemBasis`, held as column parts that only
     grow; ``matmul(θ) = Φ̃θ`` and ``rmatmul(U) = Φ̃ᵀU`` with ``φ̃ = [L⁻¹k_C; c]``, each a pass
     over ``K_XC`` and a triangular solve. ``budget`` bounds the bytes held, as
-    :class:`~.cached.FeatureCache`'s."""
+    :class:`~.cached.FeatureCache`'s. ``factor_dtype``: the triangular factor's in the
+    products (float64 by default; float32 halves its memory traffic, within float32 round-off
+    of float64 on float32 rows). The columns stay in ``X``'s dtype: float16 columns, whitened by
+    ``L⁻¹``, put 2.6% relative error in the products of a test basis whose factor has condition
+    number 800.
+    """
 
-    def __init__(self, basis: NystroemBasis, X: torch.Tensor, budget: int | None = None):
+    def __init__(self, basis: NystroemBasis, X: torch.Tensor, budget: int | None = None,
+                 factor_dtype: torch.dtype = torch.float64):
         self.basis, self.X, self.budget = basis, X, budget
         self.feature_map = basis
         self.storage = X.dtype
+        self.factor_dtype = factor_dtype
+        self._narrow_factor: torch.Tensor | None = None
         self.n_rows, self.n_blocks = X.shape[0], 0
         self.parts: list[torch.Tensor] = []
         self._sketch_gram: tuple | None = None  # (Ψ of the sketch rows, ΨΨᵀ, their positions)
@@ -169,7 +177,7 @@ class NystroemCache:
         self.basis.grow(n_blocks)
         r = self.basis.block_size
         self.parts.append(self.basis.kernel(self.X, self.n_blocks * r, n_blocks * r))
-        self.n_blocks, self._sketch_gram = n_blocks, None
+        self.n_blocks, self._sketch_gram, self._narrow_factor = n_blocks, None, None
 
     def redraw(self, kernel_map: FeatureMap) -> None:
         """The same centres under another kernel map (another bandwidth): a new basis of as
@@ -178,29 +186,36 @@ class NystroemCache:
                               self.basis.jitter)
         basis.grow(self.n_blocks)
         self.basis = self.feature_map = basis
-        self._sketch_gram, first = None, 0
+        self._sketch_gram, self._narrow_factor, first = None, None, 0
         for part in self.parts:
             basis.kernel(self.X, first, first + part.shape[1], out=part)
             first += part.shape[1]
 
     def _factor(self) -> torch.Tensor:
-        return self.basis.factor[:self.n_features, :self.n_features]
+        """``L`` of the cached centres in :attr:`factor_dtype` (a narrower copy kept)."""
+        factor = self.basis.factor[:self.n_features, :self.n_features]
+        if self.factor_dtype == factor.dtype:
+            return factor
+        if self._narrow_factor is None:
+            self._narrow_factor = factor.to(self.factor_dtype)
+        return self._narrow_factor
 
     def matmul(self, theta: torch.Tensor) -> torch.Tensor:
         """``Φ̃θ`` ``(n, C)`` float64 for ``θ`` ``(M+1, C)``."""
-        beta = torch.linalg.solve_triangular(self._factor().T, theta[:-1].double(), upper=True)
-        out, start = None, 0
+        factor = self._factor()
+        beta = torch.linalg.solve_triangular(factor.T, theta[:-1].to(factor.dtype), upper=True)
+        beta, out, start = beta.to(self.X.dtype), None, 0
         for part in self.parts:
-            product = narrow_matmul(part, beta[start:start + part.shape[1]].to(part.dtype))
+            product = narrow_matmul(part, beta[start:start + part.shape[1]])
             out = product if out is None else out + product
             start += part.shape[1]
         return out.double() + INTERCEPT_FEATURE * theta[-1].double()
 
     def rmatmul(self, U: torch.Tensor) -> torch.Tensor:
         """``Φ̃ᵀU`` ``(M+1, C)`` float64 for ``U`` ``(n, C)``."""
-        low = U.to(self.storage)
-        kernel_side = torch.cat([transposed_matmul(part, low).double() for part in self.parts])
-        whitened = torch.linalg.solve_triangular(self._factor(), kernel_side, upper=False)
+        low, factor = U.to(self.X.dtype), self._factor()
+        kernel_side = torch.cat([transposed_matmul(part, low).to(factor.dtype) for part in self.parts])
+        whitened = torch.linalg.solve_triangular(factor, kernel_side, upper=False).double()
         return torch.cat([whitened, INTERCEPT_FEATURE * U.double().sum(dim=0, keepdim=True)])
 
     def rows(self, index: torch.Tensor) -> torch.Tensor:
