@@ -39,7 +39,7 @@ SIGMA = 5.14  # the default fit's σ on MNIST ten classes (X/255)
 SKETCH = 1024  # preconditioner rows
 
 
-def _data(n: int):
+def load(n: int):
     X, y, X_test, y_test = official_split("mnist")
     X = torch.tensor(X[:n] / 255.0, dtype=torch.float32)
     X_test = torch.tensor(X_test / 255.0, dtype=torch.float32)
@@ -60,7 +60,7 @@ def _error(test: FeatureCache, theta, y_test) -> float:
 
 
 def basis(n: int, features: int, samplings, alphas, centres, nystrom_alphas) -> list[list[str]]:
-    X, signs, X_test, y_test = _data(n)
+    X, signs, X_test, y_test = load(n)
     table = []
     for sampling in samplings:
         feature_map = make_feature_map("rbf", X.shape[1], SIGMA, 1024, 0, {"sampling": sampling})
@@ -96,7 +96,7 @@ def basis(n: int, features: int, samplings, alphas, centres, nystrom_alphas) -> 
 
 
 def loss(n: int, features: int, alpha: float) -> list[list[str]]:
-    X, signs, X_test, y_test = _data(n)
+    X, signs, X_test, y_test = load(n)
     feature_map = make_feature_map("rbf", X.shape[1], SIGMA, 1024, 0)
     cache = FeatureCache(feature_map, X, storage=torch.float16)
     test = FeatureCache(feature_map, X_test)

@@ -30,33 +30,23 @@ import math
 import time
 from pathlib import Path
 
-import numpy as np
 import torch
 
-from benchmarks.common.data import official_split
 from benchmarks.common.report import markdown_table, write_report
 from benchmarks.common.timing import threads
+from benchmarks.research.mnist10_basis import SIGMA, load
 from kernelstream.features import make_feature_map
 from kernelstream.planning import LIMITS
 from kernelstream.solvers.cached import ColumnSketchPreconditioner, ridge_pcg
 from kernelstream.solvers.nystroem import NystroemBasis, NystroemCache
 
-SIGMA = 5.14  # the default fit's σ on MNIST ten classes (X/255)
 BLOCK = 1024  # centres per block
-
-
-def _data(n: int):
-    X, y, X_test, y_test = official_split("mnist")
-    X = torch.tensor(X[:n] / 255.0, dtype=torch.float32)
-    X_test = torch.tensor(X_test / 255.0, dtype=torch.float32)
-    signs = torch.tensor(np.where(y[:n, None] == np.arange(10), 1.0, -1.0))
-    return X, signs, X_test, y_test
 
 
 def hinge_route(n: int, centres: int, alpha: float, sketch: int, steps: int,
                 factor_dtype: torch.dtype = torch.float64) -> list[list[str]]:
     """The table's rows: one per stage, the CPU seconds cumulative."""
-    X, signs, X_test, y_test = _data(n)
+    X, signs, X_test, y_test = load(n)
     order = torch.randperm(n, generator=torch.Generator().manual_seed(0))
     kernel_map = make_feature_map("rbf", X.shape[1], SIGMA, BLOCK, 0)
     table, start = [], time.process_time()
