@@ -125,3 +125,20 @@ def test_a_float32_factor_keeps_the_products_within_float32_round_off():
     U = torch.randn(X.shape[0], 2, dtype=torch.float64)
     reference = wide.rmatmul(U)
     assert float((narrow.rmatmul(U) - reference).abs().max()) < 1e-4 * float(reference.abs().max())
+
+
+def test_the_sketch_rows_are_whitened_once_and_their_subsets_read_from_them():
+    fmap, X, _ = _problem()
+    cache = NystroemCache(NystroemBasis(fmap, X[:64], block_size=32), X)
+    cache.grow(2)
+    sketch = torch.arange(100, 180)
+    full = cache.gram(sketch)
+    kept = cache._sketch_gram[0]
+    active = sketch[::3]  # a Newton step's active sketch rows: read from the kept ones
+    fresh = NystroemCache(cache.basis, X)
+    fresh.grow(2)
+    torch.testing.assert_close(cache.gram(active), fresh.gram(active))
+    torch.testing.assert_close(cache.psi(active), fresh.psi(active))
+    assert cache._sketch_gram[0] is kept and full.shape == (80, 80)
+    other = torch.arange(0, 10)  # rows outside the sketch: whitened anew, the sketch replaced
+    torch.testing.assert_close(cache.gram(other), fresh.gram(other))
