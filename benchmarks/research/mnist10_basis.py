@@ -109,7 +109,7 @@ def loss(n: int, features: int, alpha: float) -> list[list[str]]:
     print(" | ".join(table[-1]), flush=True)
     start = time.process_time()
     hinge = _newton_hinge(cache, signs, torch.ones(n, dtype=torch.float64), alpha,
-                          (X[rows], rows, torch.arange(n)), features // 1024, solve.theta, LIMITS)
+                          (rows, torch.arange(n)), solve.theta, LIMITS)
     table.append(["squared hinge (Newton, warm from least squares)", f"{n:,}", f"{features:,}",
                   f"{alpha:g}", f"{100 * _error(test, hinge.theta, y_test):.2f}%",
                   str(hinge.iterations), f"{time.process_time() - start:.1f}"])

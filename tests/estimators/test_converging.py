@@ -233,7 +233,7 @@ def test_the_squared_hinges_newton_stops_once_a_step_is_below_the_solve_toleranc
     rows = torch.arange(n)
     signs = torch.tensor(2.0 * y - 1, dtype=torch.float64)[:, None]
     solve = subsample._newton_hinge(cache, signs, torch.ones(n, dtype=torch.float64), 6.77e-6,
-                                    (X[:1024], rows[:1024], rows), 1, None, LIMITS)
+                                    (rows[:1024], rows), None, LIMITS)
     tol = subsample.solve_tol(6.77e-6)
     tight = [moved for moved, step_tol in steps if step_tol == tol]
     assert any(step_tol > tol for _, step_tol in steps)  # the long steps, loosely
@@ -243,7 +243,7 @@ def test_the_squared_hinges_newton_stops_once_a_step_is_below_the_solve_toleranc
     assert float((margin > 0).double().mean()) > 0.9
     steps.clear()  # capped at two steps: the last is solved to the tolerance all the same
     subsample._newton_hinge(cache, signs, torch.ones(n, dtype=torch.float64), 6.77e-6,
-                            (X[:1024], rows[:1024], rows), 1, None,
+                            (rows[:1024], rows), None,
                             dataclasses.replace(LIMITS, newton_max_steps=2))
     assert len(steps) == 2 and steps[0][1] > tol and steps[1][1] == tol
 
@@ -272,7 +272,7 @@ def test_the_squared_hinges_newton_solves_every_class_at_once_as_each_alone():
     cache.grow(2)
     signs = torch.tensor(np.where(y[:, None] == np.arange(3), 1.0, -1.0))
     rows, w = torch.arange(n), torch.ones(n, dtype=torch.float64)
-    sketch = (X[:1024], rows[:1024], rows)
+    sketch = (rows[:1024], rows)
     penalty = torch.full((cache.n_features + 1, 1), alpha, dtype=torch.float64)
     penalty[-1] = 0.0  # the intercept is free
 
@@ -283,8 +283,8 @@ def test_the_squared_hinges_newton_solves_every_class_at_once_as_each_alone():
         gradient = cache.rmatmul(inside * (outputs - signs)) / n + penalty * theta
         return value, gradient.norm(dim=0) / (cache.rmatmul(inside * signs) / n).norm(dim=0)
 
-    joint = subsample._newton_hinge(cache, signs, w, alpha, sketch, 2, None, LIMITS).theta
-    alone = torch.cat([subsample._newton_hinge(cache, signs[:, c:c + 1], w, alpha, sketch, 2, None,
+    joint = subsample._newton_hinge(cache, signs, w, alpha, sketch, None, LIMITS).theta
+    alone = torch.cat([subsample._newton_hinge(cache, signs[:, c:c + 1], w, alpha, sketch, None,
                                                LIMITS).theta for c in range(3)], dim=1)
     (value, gradient), (value_alone, _) = objective_and_gradient(joint), objective_and_gradient(alone)
     assert bool((gradient < 1e-2).all())

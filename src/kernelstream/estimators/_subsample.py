@@ -76,7 +76,7 @@ class SubsampleMixin:
         if problem.validation is not None:
             X_val, y_val, w_val = problem.validation
             held = (FeatureCache(feature_map, X_val), y_val.reshape(len(w_val), -1), w_val)
-        sketch = (subset(problem.X, sub), positions[:m], positions)
+        sketch = (positions[:m], positions)  # the subsample's cache rows, then every row's
         theta, history, iterations = self._grow_and_solve(cache, held, y, w, alpha, loss,
                                                           sketch, plan)
         feature_map = cache.feature_map  # a refined bandwidth's, where its challenge paid
@@ -117,14 +117,14 @@ class SubsampleMixin:
         X, y, w = subset(problem.X, rows), problem.y[rows].reshape(k, -1), problem.weight[rows]
         X_val, y_val, w_val = problem.validation
         cached = torch.arange(k, device=y.device)  # the rows' positions in each challenger's cache
-        sketch = (subset(problem.X, rows[:plan.selection_rows]), cached[:plan.selection_rows], cached)
+        sketch = (cached[:plan.selection_rows], cached)
         best = None
         for step in range(LIMITS.narrowings + 1):
             candidate = sigma / 2**step
             feature_map = self._make_map(problem.X.shape[1], candidate, plan.block_size)
             cache = FeatureCache(feature_map, X, plan.cache_bytes)
             cache.grow(plan.narrow_blocks)
-            solve = self._solve_at(cache, y, w, carry(k), loss, sketch, plan.narrow_blocks, None)
+            solve = self._solve_at(cache, y, w, carry(k), loss, sketch, None)
             held = (FeatureCache(feature_map, X_val), y_val.reshape(len(w_val), -1), w_val)
             losses, _ = _held_out_losses(held, solve.theta, plan.narrow_blocks, loss)
             if best is not None and not _pays(best[1], losses, plan.growth_tol):
@@ -208,7 +208,7 @@ class SubsampleMixin:
         while True:
             cache.grow(J)
             start = None if theta is None else cache.extended(theta, J)
-            solve = self._solve_at(cache, y, w, alpha, loss, sketch, J, start)
+            solve = self._solve_at(cache, y, w, alpha, loss, sketch, start)
             theta, total = solve.theta, total + solve.iterations
             rows, outputs = _held_out_losses(held, theta, J, loss) if held is not None else (None, None)
             value = float(rows.mean()) if rows is not None else math.nan
@@ -244,7 +244,7 @@ class SubsampleMixin:
                                     incumbent.block_size, cache_bytes=incumbent.cache_bytes)
         cache.redraw(challenger)
         held_now = (FeatureCache(challenger, held[0].X), held[1], held[2])
-        solve = self._solve_at(cache, y, w, alpha, loss, sketch, n_blocks, theta)
+        solve = self._solve_at(cache, y, w, alpha, loss, sketch, theta)
         now, out_now = _held_out_losses(held_now, solve.theta, n_blocks, loss)
         history.append((n_blocks, float(now.mean()), solve.iterations, challenger.sigma))
         if _pays(rows, now, 0.0, LIMITS.refine_z):  # the same size either way: its gain alone
@@ -257,7 +257,7 @@ class SubsampleMixin:
         regressor, whose growth the loss alone decides."""
         return None
 
-    def _sketched_pcg(self, cache, y, w, alpha, sketch, n_blocks, start) -> RidgeSolve:
+    def _sketched_pcg(self, cache, y, w, alpha, sketch, start) -> RidgeSolve:
         """Least squares by conjugate gradients preconditioned by ``s`` sketch rows
         (:func:`sketch_rows`), ``s`` doubled, warm, while ``sketch_patience`` iterations do not
         converge and the sketch's float64 features take at most ``sketch_cache_share`` of the
@@ -265,12 +265,12 @@ class SubsampleMixin:
         leaves many directions above it that a small sketch misses (QM7 at ``α = 1e-9``, 22,928
         rows: no convergence in 300 iterations from 1,024 or 2,048 rows, ~175 from 4,096)."""
         limits, total = LIMITS, 0
-        rows = sketch_rows(len(sketch[2]), cache.n_features, len(sketch[1]))
+        rows = sketch_rows(len(sketch[1]), cache.n_features, len(sketch[0]))
         while True:
-            precond = SketchPreconditioner(cache, sketch[2][:rows], alpha, float(w.double().mean()),
+            precond = SketchPreconditioner(cache, sketch[1][:rows], alpha, float(w.double().mean()),
                                            limits.woodbury_max_roundoff)
             held = cache_bytes(rows, cache.n_features + 1, torch.float64)
-            grows = (rows < len(sketch[2])
+            grows = (rows < len(sketch[1])
                      and held <= limits.sketch_cache_share * self.fit_plan_.cache_bytes)
             solve = ridge_pcg(cache, y, w, alpha, precond, start, tol=solve_tol(alpha, limits),
                               max_iter=limits.solve_max_iter,
@@ -278,9 +278,9 @@ class SubsampleMixin:
             total += solve.iterations
             if solve.converged or not grows:
                 return RidgeSolve(solve.theta, total, solve.converged)
-            start, rows = solve.theta, min(2 * rows, len(sketch[2]))
+            start, rows = solve.theta, min(2 * rows, len(sketch[1]))
 
-    def _solve_at(self, cache, y, w, alpha, loss, sketch, n_blocks, start) -> RidgeSolve:
+    def _solve_at(self, cache, y, w, alpha, loss, sketch, start) -> RidgeSolve:
         """Least squares by preconditioned CG, or the squared hinge by Newton on its active set
         (each Newton system the least squares of the active rows)."""
         limits = LIMITS
@@ -288,8 +288,8 @@ class SubsampleMixin:
             every = torch.arange(cache.n_rows, device=y.device)
             return RidgeSolve(ridge_dual_rows(cache, every, y, w, alpha, cache.n_rows), 1, True)
         if loss == "squared":
-            return self._sketched_pcg(cache, y, w, alpha, sketch, n_blocks, start)
-        return _newton_hinge(cache, y, w, alpha, sketch, n_blocks, start, limits)
+            return self._sketched_pcg(cache, y, w, alpha, sketch, start)
+        return _newton_hinge(cache, y, w, alpha, sketch, start, limits)
 
 
 def solve_tol(alpha: float, limits=LIMITS) -> float:
@@ -305,7 +305,7 @@ def sketch_rows(n_rows: int, n_features: int, least: int) -> int:
     return min(n_rows, max(least, LIMITS.sketch_ratio * n_rows // max(n_features, 1)))
 
 
-def _newton_hinge(cache, y, w, alpha, sketch, n_blocks, start, limits) -> RidgeSolve:
+def _newton_hinge(cache, y, w, alpha, sketch, start, limits) -> RidgeSolve:
     """The squared hinge ``Σ_c Σ_i w_i max(0, 1 − y_ic f_c(x_i))²/2n + α/2‖W‖²`` by finite
     Newton (Keerthi & DeCoste 2005), every column of ``y`` (±1; one machine against the rest per
     class) at once: least squares on each column's rows inside the margin until they stop
@@ -320,7 +320,7 @@ def _newton_hinge(cache, y, w, alpha, sketch, n_blocks, start, limits) -> RidgeS
     n, C = y.shape
     theta, total, active, tol = start, 0, None, solve_tol(alpha, limits)
     moved, loose = math.inf, False  # the last step's relative length; whether it was solved loosely
-    positions = sketch[1]
+    positions = sketch[0]
     gram = None
     if n <= limits.dual_max_rows:  # few rows: every Newton system from one Gram
         gram = exact_gram(cache.rows(torch.arange(n, device=y.device)))

@@ -28,25 +28,12 @@ from .feature_rows import CHUNK_FLOATS, INTERCEPT_FEATURE, PARAM_BYTES, augmente
 WIDEN_FLOATS = 1 << 20
 
 __all__ = ["FeatureCache", "SketchPreconditioner", "ColumnSketchPreconditioner", "RidgeSolve",
-           "cache_bytes", "exact_gram", "widened", "jittered_cholesky", "ridge_dual_rows", "ridge_pcg"]
+           "cache_bytes", "exact_gram", "jittered_cholesky", "ridge_dual_rows", "ridge_pcg"]
 
 
 def cache_bytes(n_rows: int, n_features: int, dtype: torch.dtype) -> int:
     """Bytes of the cached features of ``n_rows`` rows at ``n_features`` features."""
     return n_rows * n_features * torch.finfo(dtype).bits // 8
-
-
-def widened(part: torch.Tensor, dtype: torch.dtype):
-    """``(rows, those rows of part)`` in ``dtype``: the part itself where it is stored so, else
-    ``WIDEN_FLOATS`` at a time through one reused buffer."""
-    if part.dtype == dtype:
-        yield slice(0, part.shape[0]), part
-        return
-    step = max(1, WIDEN_FLOATS // part.shape[1])
-    buffer = torch.empty((min(step, part.shape[0]), part.shape[1]), dtype=dtype, device=part.device)
-    for i in range(0, part.shape[0], step):
-        rows = slice(i, min(i + step, part.shape[0]))
-        yield rows, buffer[:rows.stop - i].copy_(part[rows])
 
 
 class FeatureCache:
@@ -125,7 +112,17 @@ class FeatureCache:
                 part[rows, columns] = chunk
 
     def _read(self, part: torch.Tensor):
-        return widened(part, self.X.dtype)
+        """``(rows, Ψ of those rows)`` over ``part`` in ``X``'s dtype: the part itself where it
+        is stored so, else ``WIDEN_FLOATS`` at a time through one reused buffer."""
+        if part.dtype == self.X.dtype:
+            yield slice(0, part.shape[0]), part
+            return
+        step = max(1, WIDEN_FLOATS // part.shape[1])
+        buffer = torch.empty((min(step, part.shape[0]), part.shape[1]), dtype=self.X.dtype,
+                             device=part.device)
+        for i in range(0, part.shape[0], step):
+            rows = slice(i, min(i + step, part.shape[0]))
+            yield rows, buffer[:rows.stop - i].copy_(part[rows])
 
     def matmul(self, theta: torch.Tensor) -> torch.Tensor:
         """``Φ̃θ`` ``(n, C)`` in float64 for ``θ`` ``(D+1, C)``."""
