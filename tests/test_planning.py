@@ -280,3 +280,30 @@ def test_fitted_gaussian_processes_keep_their_plan():
     assert "marginal likelihood on 300 seeded rows" in str(gp.fit_plan_)
     gogp = GoGPRegressor(random_state=0).fit(X, y)
     assert gogp.fit_plan_.evidence_rows == 300 and "join_threshold sqrt(noise)" in str(gogp.fit_plan_)
+
+
+@pytest.mark.parametrize("params, n_rows, centres", [
+    (_with(CLASSIFIER, basis="nystroem"), 60000, L.nystroem_centres),
+    (_with(REGRESSOR, basis="nystroem"), 10000, 8192),                 # at most the training rows
+    (_with(CLASSIFIER, basis="nystroem", n_components=3000), 60000, 3000),  # as given
+])
+def test_the_nystroem_basis_takes_its_centres_from_the_training_rows(params, n_rows, centres):
+    plan = _plan(params, n_rows=n_rows, n_features=784)
+    assert plan.route == "subsample" and plan.basis == "nystroem"
+    assert plan.n_components == centres and plan.start_blocks == plan.max_blocks
+    assert plan.cache_dtype == "float32" and any("basis='nystroem'" in r for r in plan.reasons)
+    assert _plan(CLASSIFIER, n_rows=n_rows, n_features=784).basis == "random_features"
+
+
+@pytest.mark.parametrize("params, shape, why", [
+    (_with(CLASSIFIER, basis="nystroem"), dict(n_rows=L.dual_max_rows), "solved exactly in the dual"),
+    (_with(CLASSIFIER, basis="nystroem"), dict(n_rows=10000, sparse=True), "sparse rows"),
+    (_with(CLASSIFIER, basis="nystroem", max_iter=5), dict(n_rows=10000), "max_iter given"),
+    (_with(CLASSIFIER, basis="nystroem", loss="logistic"), dict(n_rows=10000), "no dual or subsample"),
+    (_with(CLASSIFIER, basis="nystroem", solver="one_pass"), dict(n_rows=10000), "solver='one_pass'"),
+])
+def test_a_nystroem_basis_off_the_subsample_route_is_a_clear_error(params, shape, why):
+    with pytest.raises(ValueError, match=f"basis='nystroem' needs the subsample route.*{why}"):
+        _plan(params, **shape)
+    with pytest.raises(ValueError, match="warm start"):
+        _plan(_with(CLASSIFIER, basis="nystroem"), n_rows=10000, warm=True)

@@ -33,6 +33,10 @@ def feature_map_from_config(config: dict | None):
     if config is None:
         return None
     config = dict(config)
+    if config.get("kernel") == "kernel_columns":  # a Nyström model: its centres are stored
+        from .features.kernel_columns import KernelColumns
+
+        return KernelColumns.from_config(config, feature_map_from_config(config["kernel_map"]))
     kernel, d, sigma = config.pop("kernel"), config.pop("n_features_in"), config.pop("sigma")
     block_size, seed = config.pop("block_size"), config.pop("seed")
     return make_feature_map(kernel, d, sigma, block_size, seed, kernel_params=config)

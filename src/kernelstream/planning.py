@@ -25,7 +25,7 @@ from .solvers.lengthscales import MIN_ROWS_PER_LENGTHSCALE, PER_FEATURE_LOO_RATI
 __all__ = ["is_auto", "FitLimits", "FitPlan", "GaussianProcessPlan", "DataShape", "LIMITS", "plan_fit",
            "plan_gaussian_process", "default_features",
            "dual_features", "max_feature_blocks", "feature_layout", "dual_layout", "resolve_loss",
-           "resolve_precond_eps", "chooses", "cache_dtype", "DUAL_LOSSES"]
+           "resolve_precond_eps", "chooses", "cache_dtype", "nystroem_basis", "DUAL_LOSSES"]
 
 #: the losses the exact dual route solves
 DUAL_LOSSES = (*QUADRATIC_LOSSES, "squared_hinge")
@@ -88,6 +88,13 @@ class FitLimits:
     dual_feature_work: int = 2**24
     #: ... and at most this many
     max_dual_features: int = 16384
+    #: ``basis="nystroem"`` without ``n_components``: at most this many centres (the factor of
+    #: ``K_CC`` costs ``M³/3``; docs/decisions/nystroem-basis.md); the kernel columns are held in
+    #: float64 where float32's round-off exceeds ``nystroem_max_roundoff·α`` (the products
+    #: ``K_XCβ`` cancel: conjugate gradients diverged at ``α = 4.6e-8`` in float32, MNIST at
+    #: ``3e-7`` converged), so the budget counts 8 bytes a column entry
+    nystroem_centres: int = 16384
+    nystroem_max_roundoff: float = 1.0
     #: ``max_iter="auto"`` of the one-pass solver: enough passes for at least this many steps
     min_steps: int = 32
     #: ``loss="auto"`` for two classes by epochs (and compared in the dual on few rows)
@@ -258,6 +265,9 @@ class FitPlan:
     narrow_blocks: int = 0
     #: ``refine_factor·σ`` challenges ``σ`` on every training row at the start size
     refine: bool = False
+    #: the subsample route's basis (``basis``): "random_features" (the kernel's feature map) or
+    #: "nystroem" (``block_size·max_blocks`` training rows as centres)
+    basis: str = "random_features"
     #: the rows and L-BFGS iterations of a regressor's per-feature lengthscales (0: none)
     lengthscale_rows: int = 0
     lengthscale_iterations: int = 0
@@ -446,6 +456,7 @@ def plan_fit(estimator: str, shape: DataShape, params: dict, *, warm: bool = Fal
     Pure: the same inputs give the same plan, with no data read. See :class:`FitPlan`.
     """
     if params.get("solver", "one_pass") == "one_pass":
+        _check_basis(shape, params, limits, params.get("loss", "squared"), why="solver='one_pass'")
         return _one_pass_plan(estimator, shape, params, limits)
     budget = params.get("cache_bytes", "auto")
     if not is_auto(budget):
@@ -455,6 +466,7 @@ def plan_fit(estimator: str, shape: DataShape, params: dict, *, warm: bool = Fal
     loss = resolve_loss(params.get("loss", "squared"), params["solver"], shape.n_classes,
                         few_rows or subsample, limits)
     if warm:
+        _check_basis(shape, params, limits, loss, warm)
         return _warm_plan(estimator, shape, params, limits, loss)
     if few_rows and loss in DUAL_LOSSES:
         return _subsample_plan(estimator, shape, params, limits, loss, few_rows=True)
@@ -462,20 +474,49 @@ def plan_fit(estimator: str, shape: DataShape, params: dict, *, warm: bool = Fal
         if _cache_holds_a_block(shape, params, limits):
             return _subsample_plan(estimator, shape, params, limits, loss)
         _check_cache_budget(shape, params, limits)
+    _check_basis(shape, params, limits, loss)
     return _epochs_plan(estimator, shape, params, limits, loss)
+
+
+def _check_basis(shape: DataShape, params: dict, limits: FitLimits, loss: str,
+                 warm: bool = False, why: str | None = None) -> None:
+    """``basis="nystroem"`` where the fit does not take the subsample route: ``ValueError``."""
+    if params.get("basis", "random_features") != "nystroem":
+        return
+    why = why or ("a warm start (the fitted model's basis continues)" if warm else
+           "sparse rows (its centres are dense training rows)" if shape.sparse else
+           f"{shape.n_rows:,} rows <= dual_max_rows={limits.dual_max_rows:,} (few rows are solved "
+           "exactly in the dual)" if shape.n_rows <= limits.dual_max_rows and not shape.stream
+           else _why_epochs(shape, params, limits, loss))
+    raise ValueError(f"basis='nystroem' needs the subsample route (in-memory dense arrays of more "
+                     f"than {limits.dual_max_rows:,} rows, the default solver and max_iter); this "
+                     f"fit cannot take it: {why}. Pass basis='random_features'.")
+
+
+def nystroem_basis(params: dict) -> bool:
+    """Whether the subsample route's basis is Nyström (``basis="nystroem"``; record:
+    docs/decisions/nystroem-basis.md)."""
+    return params.get("basis", "random_features") == "nystroem"
 
 
 def _subsample_plan(estimator, shape, params, limits, loss, few_rows: bool = False) -> FitPlan:
     scales, _, dual_alphas = _candidates(params, limits)
     binary_auto = shape.n_classes == 2 and params.get("loss") == "auto"
+    nystroem = nystroem_basis(params)
+    if nystroem and (few_rows or shape.sparse):
+        _check_basis(shape, params, limits, loss)
     losses = ("squared", "squared_hinge") if binary_auto else (loss,)
     n_train, fraction = (shape.n_rows, None) if few_rows else _subsample_split(shape, params)
     size, blocks = feature_layout(params["n_components"], params["block_size"])
-    cached = limits.cache_bytes // (_cache_item_bytes(params, limits) * (n_train + 1) * size)  # blocks it holds
+    item = 8 if nystroem else _cache_item_bytes(params, limits)  # kernel columns: float64 at most
+    cached = limits.cache_bytes // (item * (n_train + 1) * size)  # blocks it holds
     if blocks is not None:
         start = most = blocks
     elif few_rows:  # every row trains, one exact solve at the few-row budget
         start = most = max(1, min(dual_features(n_train, limits), limits.few_rows_features) // size)
+    elif nystroem:  # one solve at the budget (a growth from 4,096 centres paid each doubling
+        # on MNIST, and cost each size's factor and columns anew)
+        start = most = max(1, min(limits.nystroem_centres // size, n_train // size, cached))
     else:
         most = max(1, min(max_feature_blocks(n_train, size, limits), cached))
         start = min(most, max(1, limits.solve_start_features // size)) if fraction else most
@@ -491,11 +532,13 @@ def _subsample_plan(estimator, shape, params, limits, loss, few_rows: bool = Fal
                    validation_fraction=fraction,
                    narrow=not few_rows and is_auto(params["sigma"]) and fraction is not None,
                    selection_features=min(limits.subsample_features, size * most),
-                   cache_bytes=limits.cache_bytes, cache_dtype=cache_dtype(params, limits),
+                   cache_bytes=limits.cache_bytes,
+                   cache_dtype=params.get("dtype", "float32") if nystroem else cache_dtype(params, limits),
                    narrow_rows=limits.narrow_rows,
                    refine=(not few_rows and is_auto(params["sigma"]) and fraction is not None
                            and n_train >= limits.refine_rows),
                    narrow_blocks=min(start, max(1, limits.solve_start_features // size)),
+                   basis="nystroem" if nystroem else "random_features",
                    lengthscale_rows=limits.lengthscale_rows,
                    lengthscale_iterations=limits.lengthscale_iterations)
     return dataclasses.replace(plan, reasons=_subsample_reasons(plan, params, limits, n_train))
@@ -537,6 +580,8 @@ def _subsample_reasons(plan: FitPlan, params: dict, limits: FitLimits, n_train: 
                                                   is not None else "the dual budget max(16·sqrt(n)"
                                                   f"·ln n, 2^24/n) <= {limits.few_rows_features:,}"))
         return tuple(reasons)
+    if plan.basis == "nystroem":
+        return tuple(reasons + [_nystroem_reason(plan, params, limits)])
     reasons.append(f"features cached in {plan.cache_dtype} (at most {limits.cache_bytes / 2**30:.3g} GiB), from "
                    f"{plan.start_blocks} to at most {plan.max_blocks} blocks of {plan.block_size}, "
                    f"doubled while the held-out loss falls by more than {limits.growth_tol:g}"
@@ -546,6 +591,18 @@ def _subsample_reasons(plan: FitPlan, params: dict, limits: FitLimits, n_train: 
                    + (" (the squared hinge: Newton on its active rows)"
                       if "squared_hinge" in plan.losses_compared else ""))
     return tuple(reasons)
+
+
+def _nystroem_reason(plan: FitPlan, params: dict, limits: FitLimits) -> str:
+    """The basis and solve of ``basis="nystroem"``, in words."""
+    return (f"basis='nystroem': {plan.n_components:,} training rows in a seeded order are the "
+            + ("centres (n_components as given)" if params["n_components"] is not None else
+               f"centres (at most nystroem_centres={limits.nystroem_centres:,} and the rows)")
+            + f"; their kernel columns cached in {plan.cache_dtype} (float64 where alpha < "
+            f"{limits.nystroem_max_roundoff:g} x float32's round-off), one solve by conjugate "
+            "gradients with a Nystrom preconditioner"
+            + (" (the squared hinge: Newton on its active rows)"
+               if "squared_hinge" in plan.losses_compared else ""))
 
 
 def _losses_reason(losses: tuple[str, ...]) -> str:

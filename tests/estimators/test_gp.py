@@ -255,7 +255,9 @@ def test_wide_kernel_and_small_noise_stay_stable():
     mean, _ = closed_form(X, y, X[:50], 2.0, 1e-4)
     assert rel(gp.predict(X[:50]), mean) < 0.05  # before the stable factorisation: 900%
     if not runs_on_cuda(gp):
-        assert gp.n_step_halvings_ == 0  # no instability detected
+        # no instability on an AMD EPYC; one halving on an Intel Xeon, whose MKL kernels round
+        # otherwise (2026-11-27): the residual sits near the trigger, as on CUDA below
+        assert np.isfinite(gp.residual_norms_).all() and gp.n_step_halvings_ <= 1
     else:
         # a step's residual is its own block's estimate and swings with the block (9.4x its
         # running minimum on the CPU, against a 10x trigger): CUDA's float32 rounding can cross

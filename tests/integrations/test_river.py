@@ -180,7 +180,9 @@ def test_aogd_gives_river_a_score_to_rank():
     decision = model.estimator_.decision_function(X)
     for (x, _), d, label in zip(pairs, decision, model.estimator_.predict(X)):
         proba = model.predict_proba_one(x)
-        assert proba[True] == pytest.approx(expit(4 * d), rel=1e-12)
+        # one row against a batch of 20: float32 products whose kernels differ (Intel MKL:
+        # 2e-9 relative)
+        assert proba[True] == pytest.approx(expit(4 * d), rel=1e-6)
         assert proba[False] == pytest.approx(1 - proba[True], rel=1e-12)
         assert model.predict_one(x) == label
     import pandas as pd

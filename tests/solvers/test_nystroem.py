@@ -148,3 +148,41 @@ def test_the_sketch_rows_are_whitened_once_and_their_subsets_read_from_them():
     assert cache._sketch_gram[0] is kept and full.shape == (80, 80)
     other = torch.arange(0, 10)  # rows outside the sketch: whitened anew, the sketch replaced
     torch.testing.assert_close(cache.gram(other), fresh.gram(other))
+
+
+def test_the_fitted_model_is_the_kernel_columns_at_the_centres_times_beta():
+    """``fitted(θ)`` turns a solution on the whitened basis into the kernel's columns at the
+    centres and ``√J·L⁻ᵀθ``: the expansion's ``Σ_j ψ_j(x)ᵀθ_j/√J + c·θ_b`` predicts what the
+    cache's product does, on its own rows and on others, and ``k_C(x)ᵀβ`` is written out."""
+    from kernelstream.expansion import Expansion
+    from kernelstream.solvers.feature_rows import INTERCEPT_FEATURE
+
+    fmap, X, _ = _problem()
+    basis = NystroemBasis(fmap, X[:64], block_size=32)
+    cache = NystroemCache(basis, X[:300])
+    cache.grow(2)
+    theta = torch.randn(65, 2, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    feature_map, coef = cache.fitted(theta)
+    expansion = Expansion(feature_map, 2, dtype=torch.float64)
+    expansion.load_prediction_state((coef[:-1] / 2**0.5).reshape(2, 32, 2),
+                                    INTERCEPT_FEATURE * coef[-1], 0)
+    torch.testing.assert_close(expansion.predict(X[:300]), cache.matmul(theta))
+    others = cache.for_rows(X[300:])
+    others.grow(2)
+    torch.testing.assert_close(expansion.predict(X[300:]), others.matmul(theta))
+    beta = torch.linalg.solve_triangular(basis.factor.T, theta[:-1], upper=True)
+    torch.testing.assert_close(expansion.predict(X[300:]),
+                               fmap.kernel(X[300:], X[:64]) @ beta + INTERCEPT_FEATURE * theta[-1])
+
+
+def test_the_one_pass_normal_product_is_the_two_products():
+    fmap, X, _ = _problem(n=700)
+    basis = NystroemBasis(fmap, X[:96], block_size=32)
+    cache = NystroemCache(basis, X)
+    cache.grow(1)
+    cache.grow(3)  # two column parts
+    g = torch.Generator().manual_seed(3)
+    theta = torch.randn(97, 4, generator=g, dtype=torch.float64)
+    for w in (torch.rand(700, 4, generator=g, dtype=torch.float64),
+              torch.rand(700, 1, generator=g, dtype=torch.float64)):
+        torch.testing.assert_close(cache.normal_matmul(theta, w), cache.rmatmul(w * cache.matmul(theta)))

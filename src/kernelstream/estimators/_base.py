@@ -245,6 +245,7 @@ class DSGBase(StreamFitMixin, KernelEstimator):
         scaling."""
         with self._unchanged_on_error():
             first = not hasattr(self, "n_features_in_")
+            self._check_continuable("partial_fit")
             X, y, weight = self._validated(X, y, sample_weight, first=first, classes=classes)
             X, y, weight = _prepend(getattr(self, "_pending", None), X, y, weight)
             b = self.batch_size
@@ -258,6 +259,17 @@ class DSGBase(StreamFitMixin, KernelEstimator):
                 X[n_ready:], None if y is None else y[n_ready:], weight[n_ready:])
             self.n_iter_ = getattr(self, "n_iter_", 0) + 1
         return self
+
+    def _check_continuable(self, how: str) -> None:
+        """A model fitted on a Nyström basis (its map the kernel's columns at its centres)
+        cannot take more steps: ``ValueError``, before anything changes."""
+        from ..features.kernel_columns import KernelColumns
+
+        if hasattr(self, "expansion_") and isinstance(self.expansion_.feature_map, KernelColumns):
+            raise ValueError(f"This model was fitted on a Nystrom basis (fit_plan_.basis): the kernel's "
+                             f"columns at its centres, which {how} cannot continue. Refit with "
+                             "warm_start=False, or pass n_components (a random-feature basis) for "
+                             "a model that continues.")
 
     def _learn_stream(self, X, y, weight) -> None:
         """Steps on consecutive ``batch_size`` rows of a stream, in order, with the stream's bar.

@@ -52,6 +52,7 @@ CONVERGING_CONSTRAINTS = {
     "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
     "warm_start": ["boolean"],
     "cache_bytes": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
+    "basis": [StrOptions({"random_features", "nystroem"})],
     "checkpoint": [str, os.PathLike, None],
     "checkpoint_every": [Interval(Integral, 1, None, closed="left"), str],
 }
@@ -85,6 +86,8 @@ class ConvergingMixin(SubsampleMixin):
     def _fit_preconditioned(self, X, y, sample_weight, resume=None):
         with self._unchanged_on_error(), closing(self._progress()) as progress:
             warm = self.warm_start and hasattr(self, "expansion_") and hasattr(self, "alpha_")
+            if warm:
+                self._check_continuable("a warm start")
             X, y, sample_weight = self._validated(X, y, sample_weight, first=not warm)
             self._check_fit_targets(y, sample_weight)
             run = FitCheckpoint(self, resume)  # reads the checkpoint, checks the parameters
@@ -307,7 +310,8 @@ class ConvergingMixin(SubsampleMixin):
         best = int(torch.argmin(result.best_loss))
         theta = result.theta[:, best * C:(best + 1) * C]
         D = J * feature_map.block_size
-        expansion = Expansion(feature_map, C, dtype=self._torch_dtype(), device=self.device_)
+        dtype = result.theta.dtype if getattr(feature_map, "precise", False) else self._torch_dtype()
+        expansion = Expansion(feature_map, C, dtype=dtype, device=self.device_)
         coef = (theta[:D] / math.sqrt(J)).reshape(J, feature_map.block_size, C)
         expansion.load_prediction_state(coef, INTERCEPT_FEATURE * theta[D].double(), result.n_steps)
         self.alpha_ = float(alphas[best])

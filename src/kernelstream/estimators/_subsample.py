@@ -37,6 +37,7 @@ from ..solvers.cached import (ColumnSketchPreconditioner, FeatureCache, RidgeSol
                               SketchPreconditioner, cache_bytes, exact_gram, ridge_dual_rows,
                               ridge_pcg)
 from ..solvers.lengthscales import fit_lengthscales
+from ..solvers.nystroem import NystroemBasis, NystroemCache
 from ..solvers.epochs import FitResult
 from ..solvers.selection import Problem
 from ..solvers.streams import subset
@@ -69,19 +70,25 @@ class SubsampleMixin:
         pinned = max(DEFAULT_CACHE_BYTES, int(LIMITS.param_cache_share * plan.cache_bytes))
         feature_map = self._make_map(problem.X.shape[1], sigma, plan.block_size, cache_bytes=pinned)
         train = problem.index(torch.arange(n, device=problem.y.device))
-        cache = FeatureCache(feature_map, subset(problem.X, train), plan.cache_bytes,
-                             getattr(torch, plan.cache_dtype))
+        X_train = subset(problem.X, train)
+        if plan.basis == "nystroem":
+            cache, sketched = self._nystroem_cache(feature_map, X_train, positions, alpha, plan)
+        else:
+            cache, sketched = FeatureCache(feature_map, X_train, plan.cache_bytes,
+                                           getattr(torch, plan.cache_dtype)), m
         y, w = problem.y[train].reshape(n, -1), problem.weight[train]
         held = None
         if problem.validation is not None:
             X_val, y_val, w_val = problem.validation
-            held = (FeatureCache(feature_map, X_val), y_val.reshape(len(w_val), -1), w_val)
-        sketch = (positions[:m], positions)  # the subsample's cache rows, then every row's
+            held = (cache.for_rows(X_val), y_val.reshape(len(w_val), -1), w_val)
+        sketch = (positions[:sketched], positions)  # the sketch's cache rows, then every row's
         theta, history, iterations = self._grow_and_solve(cache, held, y, w, alpha, loss,
                                                           sketch, plan)
-        feature_map = cache.feature_map  # a refined bandwidth's, where its challenge paid
+        # the model's map (a refined bandwidth's, where its challenge paid) and coefficients
+        feature_map, theta = cache.fitted(theta, pinned)
         best_loss = min(h[1] for h in history) if held is not None else chosen[0]
-        result = FitResult(theta=theta.to(self._torch_dtype()),
+        precise = getattr(feature_map, "precise", False)  # a Nyström model at a tiny α: float64
+        result = FitResult(theta=theta.to(torch.float64 if precise else self._torch_dtype()),
                            best_loss=torch.tensor([best_loss], dtype=torch.float64), best_epoch=[0],
                            loss_curve=[h[1] for h in history],
                            validation_curve=[[h[1]] for h in history],
@@ -92,6 +99,19 @@ class SubsampleMixin:
             self._calibrate_held_out(*chosen[1:])
         else:
             self._calibrate(problem)
+
+    def _nystroem_cache(self, kernel_map, X_train, positions, alpha: float, plan: FitPlan) -> tuple:
+        """The kernel columns of the training rows on a Nyström basis whose centres are the
+        first ``block_size·max_blocks`` rows of the seeded order ``positions``, and the rows of
+        the preconditioner's sketch: a quarter of the centres, at least the subsample (the
+        sketch must see the directions of the centres it preconditions). Columns and factor in
+        float64 where ``α`` is below float32's round-off (``nystroem_max_roundoff``)."""
+        if torch.finfo(X_train.dtype).eps > LIMITS.nystroem_max_roundoff * alpha:
+            X_train = X_train.double()
+        M = plan.block_size * plan.max_blocks
+        basis = NystroemBasis(kernel_map, X_train[positions[:M]], plan.block_size)
+        cache = NystroemCache(basis, X_train, plan.cache_bytes, factor_dtype=X_train.dtype)
+        return cache, min(len(positions), max(plan.selection_rows, M // 4))
 
     def _subsample_rows(self, problem: Problem, m: int) -> tuple[torch.Tensor, torch.Tensor]:
         """Every training row of positive weight in a seeded order (positions among the
@@ -243,7 +263,7 @@ class SubsampleMixin:
         challenger = self._make_map(incumbent.n_features_in, incumbent.sigma * LIMITS.refine_factor,
                                     incumbent.block_size, cache_bytes=incumbent.cache_bytes)
         cache.redraw(challenger)
-        held_now = (FeatureCache(challenger, held[0].X), held[1], held[2])
+        held_now = (cache.for_rows(held[0].X), held[1], held[2])
         solve = self._solve_at(cache, y, w, alpha, loss, sketch, theta)
         now, out_now = _held_out_losses(held_now, solve.theta, n_blocks, loss)
         history.append((n_blocks, float(now.mean()), solve.iterations, challenger.sigma))

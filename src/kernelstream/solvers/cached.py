@@ -59,6 +59,14 @@ class FeatureCache:
     def n_features(self) -> int:
         return self.n_blocks * self.feature_map.block_size
 
+    def for_rows(self, X) -> "FeatureCache":
+        """A cache of other rows (held-out ones) for the same map, empty until grown."""
+        return FeatureCache(self.feature_map, X)
+
+    def fitted(self, theta: torch.Tensor, cache_bytes: int | None = None) -> tuple:
+        """The model ``θ`` as ``(map, coefficients)``: this cache's map and ``θ`` itself."""
+        return self.feature_map, theta
+
     @property
     def nbytes(self) -> int:
         return sum(part.numel() * part.element_size() for part in self.parts)
@@ -315,6 +323,8 @@ def ridge_pcg(cache: FeatureCache, y: torch.Tensor, weight: torch.Tensor, alpha:
     penalty[-1] = 0.0  # the intercept is free
 
     def hessian(p: torch.Tensor) -> torch.Tensor:  # Hp = Φ̃ᵀWΦ̃p/n + αp_W
+        if hasattr(cache, "normal_matmul"):  # both products in one pass over the cache
+            return cache.normal_matmul(p, w) / n + penalty * p
         return cache.rmatmul(w * cache.matmul(p)) / n + penalty * p
 
     b = cache.rmatmul(w * targets) / n
