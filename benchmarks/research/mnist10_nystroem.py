@@ -159,10 +159,14 @@ def main(argv: list[str] | None = None) -> None:
             f"σ = {SIGMA}, α = {alpha:g}, a sketch of {sketch:,} rows, the factor in {args.factor}", "",
             *markdown_table(["stage", "CG iterations", "entries inside the margin", "test error",
                              "CPU s (cumulative)"], table)]
-    if args.out:
-        write_report(args.out / "mnist10_nystroem.md",
-                     "MNIST ten classes on a Nyström basis: the squared hinge's Newton from zero",
-                     body, threads=1)
+    _report(args.out, "mnist10_nystroem.md",
+            "MNIST ten classes on a Nyström basis: the squared hinge's Newton from zero", body)
+
+
+def _report(out: Path | None, name: str, title: str, body: list[str]) -> None:
+    """``body`` written to ``out/name`` under ``title`` (one thread), or printed."""
+    if out:
+        write_report(out / name, title, body, threads=1)
     else:
         print("\n".join(body))
 
@@ -177,12 +181,8 @@ def _alpha_path_report(args) -> None:
             f"{sketch:,} rows, the factor in float32, each α warm from the last", "",
             *markdown_table(["α", "CG iterations", "held-out squared loss", "held-out hinge loss",
                              "held-out error", "test error", "CPU s"], table)]
-    if args.out:
-        write_report(args.out / "mnist10_nystroem_alpha.md",
-                     "MNIST ten classes on a Nyström basis: a path of α judged on held-out rows",
-                     body, threads=1)
-    else:
-        print("\n".join(body))
+    _report(args.out, "mnist10_nystroem_alpha.md",
+            "MNIST ten classes on a Nyström basis: a path of α judged on held-out rows", body)
 
 
 if __name__ == "__main__":
