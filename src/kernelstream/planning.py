@@ -95,6 +95,10 @@ class FitLimits:
     #: ``3e-7`` converged), so the budget counts 8 bytes a column entry
     nystroem_centres: int = 16384
     nystroem_max_roundoff: float = 1.0
+    #: ... and the least-squares preconditioner's sketch is this share of the centres (at least
+    #: the subsample): it must see the directions of the centres it preconditions (MNIST, 16,384
+    #: centres: 4,096 rows, docs/decisions/research-mnist10-nystroem.md)
+    nystroem_sketch_share: float = 0.25
     #: ``max_iter="auto"`` of the one-pass solver: enough passes for at least this many steps
     min_steps: int = 32
     #: ``loss="auto"`` for two classes by epochs (and compared in the dual on few rows)

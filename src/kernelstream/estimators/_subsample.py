@@ -103,15 +103,16 @@ class SubsampleMixin:
     def _nystroem_cache(self, kernel_map, X_train, positions, alpha: float, plan: FitPlan) -> tuple:
         """The kernel columns of the training rows on a Nyström basis whose centres are the
         first ``block_size·max_blocks`` rows of the seeded order ``positions``, and the rows of
-        the preconditioner's sketch: a quarter of the centres, at least the subsample (the
-        sketch must see the directions of the centres it preconditions). Columns and factor in
+        the preconditioner's sketch: ``nystroem_sketch_share`` of the centres, at least the
+        subsample. Columns and factor in
         float64 where ``α`` is below float32's round-off (``nystroem_max_roundoff``)."""
         if torch.finfo(X_train.dtype).eps > LIMITS.nystroem_max_roundoff * alpha:
             X_train = X_train.double()
         M = plan.block_size * plan.max_blocks
         basis = NystroemBasis(kernel_map, X_train[positions[:M]], plan.block_size)
         cache = NystroemCache(basis, X_train, plan.cache_bytes, factor_dtype=X_train.dtype)
-        return cache, min(len(positions), max(plan.selection_rows, M // 4))
+        return cache, min(len(positions), max(plan.selection_rows,
+                                              int(LIMITS.nystroem_sketch_share * M)))
 
     def _subsample_rows(self, problem: Problem, m: int) -> tuple[torch.Tensor, torch.Tensor]:
         """Every training row of positive weight in a seeded order (positions among the
