@@ -99,6 +99,13 @@ class FitLimits:
     #: the subsample): it must see the directions of the centres it preconditions (MNIST, 16,384
     #: centres: 4,096 rows, docs/decisions/research-mnist10-nystroem.md)
     nystroem_sketch_share: float = 0.25
+    #: a Nyström fit's ``α`` path at the final size: ``α·factor^k``, ``k ≤ steps``, while each
+    #: pays on the held-out rows (the subsample's ``α`` carried as ``α·m/n`` was 20 times the
+    #: best on MNIST's centres; docs/decisions/nystroem-basis.md)
+    alpha_path_factor: float = 0.25
+    alpha_path_steps: int = 3
+    #: Newton steps of the squared hinge after least squares (three or more classes, Nyström)
+    hinge_finish_steps: int = 4
     #: ``max_iter="auto"`` of the one-pass solver: enough passes for at least this many steps
     min_steps: int = 32
     #: ``loss="auto"`` for two classes by epochs (and compared in the dual on few rows)
@@ -186,6 +193,10 @@ class FitLimits:
     #: ... each solved to ``newton_forcing·min(1, last step's relative length)`` while that is
     #: looser than the solve's tolerance (inexact Newton)
     newton_forcing: float = 0.1
+    #: a Newton step's conjugate gradients run over the rows inside some column's margin alone
+    #: where they are at most this share of the rows (copying them costs about one pass over
+    #: the cache; each iteration then reads only them)
+    newton_restrict_share: float = 0.75
 
 
 #: the limits every estimator plans with
@@ -272,6 +283,12 @@ class FitPlan:
     #: the subsample route's basis (``basis``): "random_features" (the kernel's feature map) or
     #: "nystroem" (``block_size·max_blocks`` training rows as centres)
     basis: str = "random_features"
+    #: ``α·alpha_path_factor^k`` challenge the carried ``α`` at the final size while each pays
+    #: on the held-out rows (a Nyström basis with ``alpha="auto"``)
+    alpha_path: bool = False
+    #: the squared hinge's Newton from the least-squares solution, kept unless least squares
+    #: makes clearly fewer held-out errors (``loss="auto"``, three or more classes, Nyström)
+    hinge_finish: bool = False
     #: the rows and L-BFGS iterations of a regressor's per-feature lengthscales (0: none)
     lengthscale_rows: int = 0
     lengthscale_iterations: int = 0
@@ -292,6 +309,8 @@ class FitPlan:
                 else repr(self.loss))
         if self.loss == "logistic" and (s.n_classes or 0) > 2:
             loss += f" (the softmax over {s.n_classes} classes)"
+        if self.hinge_finish:
+            loss += ", then 'squared_hinge' one-vs-rest where it pays"
         lines = [head + ":", f"  route: {self.route} (solver {self.solver!r}), loss {loss}"]
         lines += [f"  - {reason}" for reason in self.reasons]
         return "\n".join(lines)
@@ -497,16 +516,23 @@ def _check_basis(shape: DataShape, params: dict, limits: FitLimits, loss: str,
                      f"fit cannot take it: {why}. Pass basis='random_features'.")
 
 
-def nystroem_basis(params: dict) -> bool:
-    """Whether the subsample route's basis is Nyström (``basis="nystroem"``; record:
+def nystroem_basis(params: dict, shape: DataShape | None = None) -> bool:
+    """Whether the subsample route's basis is Nyström: ``basis="nystroem"``, or "auto" for a
+    classifier of three or more classes with ``loss="auto"`` on dense rows (record:
     docs/decisions/nystroem-basis.md)."""
-    return params.get("basis", "random_features") == "nystroem"
+    basis = params.get("basis", "random_features")
+    return basis == "nystroem" or (basis == "auto" and shape is not None and _multiclass_auto(shape, params)
+                                   and not shape.sparse)
+
+
+def _multiclass_auto(shape: DataShape, params: dict) -> bool:
+    return (shape.n_classes or 0) >= 3 and params.get("loss") == "auto"
 
 
 def _subsample_plan(estimator, shape, params, limits, loss, few_rows: bool = False) -> FitPlan:
     scales, _, dual_alphas = _candidates(params, limits)
     binary_auto = shape.n_classes == 2 and params.get("loss") == "auto"
-    nystroem = nystroem_basis(params)
+    nystroem = nystroem_basis(params, None if few_rows else shape)
     if nystroem and (few_rows or shape.sparse):
         _check_basis(shape, params, limits, loss)
     losses = ("squared", "squared_hinge") if binary_auto else (loss,)
@@ -543,6 +569,8 @@ def _subsample_plan(estimator, shape, params, limits, loss, few_rows: bool = Fal
                            and n_train >= limits.refine_rows),
                    narrow_blocks=min(start, max(1, limits.solve_start_features // size)),
                    basis="nystroem" if nystroem else "random_features",
+                   alpha_path=nystroem and is_auto(params["alpha"]) and fraction is not None,
+                   hinge_finish=nystroem and _multiclass_auto(shape, params) and fraction is not None,
                    lengthscale_rows=limits.lengthscale_rows,
                    lengthscale_iterations=limits.lengthscale_iterations)
     return dataclasses.replace(plan, reasons=_subsample_reasons(plan, params, limits, n_train))
@@ -606,7 +634,14 @@ def _nystroem_reason(plan: FitPlan, params: dict, limits: FitLimits) -> str:
             f"{limits.nystroem_max_roundoff:g} x float32's round-off), one solve by conjugate "
             "gradients with a Nystrom preconditioner"
             + (" (the squared hinge: Newton on its active rows)"
-               if "squared_hinge" in plan.losses_compared else ""))
+               if "squared_hinge" in plan.losses_compared else "")
+            + (f"; alpha x {limits.alpha_path_factor:g}^k (at most {limits.alpha_path_steps}, "
+               "while float32 round-off allows) challenges the carried alpha, each warm, while "
+               "it pays on the held-out rows" if plan.alpha_path else "")
+            + ("; loss='auto' on three or more classes: the squared hinge one-vs-rest by Newton "
+               f"from least squares' solution (at most {limits.hinge_finish_steps} steps, while "
+               "each pays on the held-out rows), kept unless least squares makes significantly "
+               "fewer held-out errors (McNemar)" if plan.hinge_finish else ""))
 
 
 def _losses_reason(losses: tuple[str, ...]) -> str:

@@ -291,6 +291,42 @@ def test_the_squared_hinges_newton_solves_every_class_at_once_as_each_alone():
     assert torch.allclose(value, value_alone, rtol=2e-3)  # both solved to the tolerance 1e-3
 
 
+def test_a_newton_step_over_the_rows_inside_the_margin_alone_reaches_the_same_minimum():
+    """Where the rows inside some column's margin are few, each step's conjugate gradients run
+    over a cache of those rows alone (weights scaled by their share, so ``1/n`` stays the whole
+    set's): the same objective, so the same minimum as over every row; ``stop`` ends the
+    iteration after the step it is shown."""
+    import kernelstream.estimators._subsample as subsample
+    from kernelstream.features import make_feature_map
+    from kernelstream.solvers.cached import FeatureCache, restricted
+
+    n, alpha = 6000, 1e-5
+    X, y = _three_classes(n)
+    cache = FeatureCache(make_feature_map("rbf", 10, 4.0, 512, 0), torch.tensor(X))
+    cache.grow(2)
+    signs = torch.tensor(np.where(y[:, None] == np.arange(3), 1.0, -1.0))
+    rows, w = torch.arange(n), torch.ones(n, dtype=torch.float64)
+    index = rows[::3]
+    part = restricted(cache, index)
+    theta = torch.randn(cache.n_features + 1, 3, dtype=torch.float64)
+    torch.testing.assert_close(part.matmul(theta), cache.matmul(theta)[index])
+    assert cache.n_rows == n and len(cache.parts[0]) == n  # the cache itself unchanged
+
+    def objective(theta):
+        outputs = cache.matmul(theta)
+        inside = (signs * outputs < 1).double()
+        return (inside * (outputs - signs).square()).sum(0) / (2 * n) + alpha * theta[:-1].square().sum(0) / 2
+
+    solve = {share: subsample._newton_hinge(cache, signs, w, alpha, (rows[:1024], rows), None,
+                                            dataclasses.replace(LIMITS, newton_restrict_share=share))
+             for share in (0.0, 1.0)}
+    torch.testing.assert_close(objective(solve[1.0].theta), objective(solve[0.0].theta), rtol=2e-3, atol=0)
+    shown = []
+    subsample._newton_hinge(cache, signs, w, alpha, (rows[:1024], rows), None, LIMITS,
+                            stop=lambda theta: shown.append(theta) or len(shown) == 2)
+    assert len(shown) == 2
+
+
 @pytest.mark.parametrize("noise, narrower", [(3.0, True), (0.01, False)])
 def test_the_full_rows_refine_the_bandwidth_only_where_the_narrower_one_pays(monkeypatch, noise,
                                                                               narrower):

@@ -1,6 +1,8 @@
-"""The subsample route on a Nyström basis (``basis="nystroem"``): the fitted model is the
-kernel's columns at training rows times ``β``, it is saved and loaded whole, it does as well as
-the random-feature route at the same size, and a model that cannot continue says so and is kept."""
+"""The subsample route on a Nyström basis (``basis="nystroem"``, and ``basis="auto"`` for three
+or more classes): the fitted model is the kernel's columns at training rows times ``β``, it is
+saved and loaded whole, it does as well as the random-feature route at the same size, ``α`` is
+challenged at the final size and the squared hinge finishes least squares only where that pays
+on the held-out rows, and a model that cannot continue says so and is kept."""
 
 import numpy as np
 import pytest
@@ -26,7 +28,8 @@ def data():
 def fitted(data):
     X, X_test, y, y_test = data
     params = dict(block_size=128, n_components=CENTRES, random_state=0)
-    return (DSGClassifier(basis="nystroem", **params).fit(X, y), DSGClassifier(**params).fit(X, y))
+    return (DSGClassifier(basis="nystroem", **params).fit(X, y),
+            DSGClassifier(basis="random_features", **params).fit(X, y))
 
 
 def test_the_model_is_the_kernels_columns_at_training_rows_times_beta(data, fitted):
@@ -35,7 +38,7 @@ def test_the_model_is_the_kernels_columns_at_training_rows_times_beta(data, fitt
     assert model.fit_plan_.basis == "nystroem"
     feature_map = model.expansion_.feature_map
     assert isinstance(feature_map, KernelColumns)
-    assert [g["n_components"] for g in model.feature_growth_] == [CENTRES]
+    assert {g["n_components"] for g in model.feature_growth_} == {CENTRES}
     assert feature_map.centres.shape[0] == CENTRES
     # every centre is a training row
     distances = torch.cdist(feature_map.centres.double(), torch.tensor(X, dtype=torch.float64))
@@ -92,3 +95,43 @@ def test_a_regressor_takes_the_same_basis():
     assert isinstance(model.expansion_.feature_map, KernelColumns)
     residual = model.predict(X[2500:]) - y[2500:]
     assert float(np.mean(residual**2)) < 0.5 * float(np.var(y[2500:]))
+
+
+def test_auto_takes_the_centres_for_three_classes_and_random_features_for_two(data, fitted):
+    X, X_test, y, y_test = data
+    nystroem, _ = fitted
+    params = dict(block_size=128, n_components=CENTRES, random_state=0)
+    auto = DSGClassifier(**params).fit(X, y)
+    assert auto.fit_plan_.basis == "nystroem" and auto.fit_plan_.hinge_finish
+    assert auto.fit_plan_.alpha_path
+    np.testing.assert_array_equal(auto.decision_function(X_test), nystroem.decision_function(X_test))
+    two = DSGClassifier(**params).fit(X[y < 2], y[y < 2])
+    assert two.fit_plan_.basis == "random_features" and not two.fit_plan_.hinge_finish
+
+
+def test_each_alpha_and_hinge_step_is_recorded_and_the_kept_one_is_the_models(fitted):
+    model, _ = fitted
+    first, *growth = model.feature_growth_
+    assert "alpha" not in first  # the solve at the carried α
+    path = [g for g in growth if g["loss_function"] == "squared"]
+    hinge = [g for g in growth if g["loss_function"] == "squared_hinge"]
+    assert path and len(path) + len(hinge) == len(growth)
+    alphas = [g["alpha"] for g in path]  # each challenger a quarter of the last
+    np.testing.assert_allclose(alphas[1:], np.array(alphas[:-1]) / 4)
+    assert model.alpha_ in [*alphas, alphas[0] * 4]
+    assert 1 <= len(hinge) <= 4 and all(g["alpha"] == model.alpha_ for g in hinge)
+    losses = [g["loss"] for g in hinge]  # the steps went on while each lowered the loss
+    assert all(b < a for a, b in zip(losses[:-2], losses[1:-1]))
+    assert "challenges the carried alpha" in str(model.fit_plan_)
+
+
+def test_the_hinge_finish_does_better_than_least_squares_alone(data):
+    X, X_test, y, y_test = data
+    params = dict(block_size=128, n_components=CENTRES, random_state=0)
+    finished = DSGClassifier(**params).fit(X, y)
+    plain = DSGClassifier(alpha=finished.alpha_, loss="squared", basis="nystroem",
+                          **params).fit(X, y)  # least squares at the α kept
+    assert not plain.fit_plan_.alpha_path and not plain.fit_plan_.hinge_finish
+    error = float(np.mean(finished.predict(X_test) != y_test))
+    least_squares = float(np.mean(plain.predict(X_test) != y_test))
+    assert error <= least_squares + 0.005, (error, least_squares)

@@ -51,3 +51,21 @@ def test_products_of_a_transposed_operand(dtype, columns):
     tol = dict(rtol=1e-5, atol=1e-4) if dtype == torch.float32 else dict(rtol=1e-12, atol=1e-11)
     torch.testing.assert_close(narrow_matmul(U, inner), U @ inner, **tol)
     torch.testing.assert_close(transposed_matmul(U, r), U.T @ r, **tol)
+
+
+@pytest.mark.parametrize("dtype, tol", [(torch.float64, 1e-12), (torch.float32, 2e-6)])
+def test_the_gaussian_gram_is_the_kernel_of_the_distances(dtype, tol):
+    """``exp(min(0, 2xᵀy − ‖x‖² − ‖y‖²)/2σ²)`` by one product against the distances themselves,
+    into ``out`` in blocks of rows (more rows than one block), ones on a set's own diagonal."""
+    from kernelstream.ops.linalg import GRAM_ROWS, gaussian_gram
+
+    generator = torch.Generator().manual_seed(0)
+    X = torch.randn(GRAM_ROWS + 37, 12, generator=generator, dtype=torch.float64) * 3
+    Y = torch.randn(50, 12, generator=generator, dtype=torch.float64) * 3
+    exact = torch.exp(-torch.cdist(X, Y).square() / (2 * 2.5**2))
+    out = torch.full((len(X), len(Y)), float("nan"), dtype=dtype)
+    result = gaussian_gram(X.to(dtype), Y.to(dtype), 2.5, out=out)
+    assert result.data_ptr() == out.data_ptr()
+    torch.testing.assert_close(out.double(), exact, rtol=0, atol=tol)
+    own = gaussian_gram(Y.to(dtype), Y.to(dtype), 2.5)
+    assert float(own.diagonal().min()) >= 1 - tol and float(own.max()) <= 1.0

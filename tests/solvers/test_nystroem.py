@@ -186,3 +186,23 @@ def test_the_one_pass_normal_product_is_the_two_products():
     for w in (torch.rand(700, 4, generator=g, dtype=torch.float64),
               torch.rand(700, 1, generator=g, dtype=torch.float64)):
         torch.testing.assert_close(cache.normal_matmul(theta, w), cache.rmatmul(w * cache.matmul(theta)))
+
+
+def test_the_first_centres_sketch_features_are_rows_of_the_factor_and_exact_solves_never_use_them():
+    """Sketch rows that are the first centres, in order: their whitened features are the rows of
+    ``L`` (``ψ(c_i) = Lᵀe_i − εL⁻¹e_i``) and their Gram ``J·(K_CC + εI)``, both read, not
+    solved; ``rows`` (the exact dual solves') still whitens them."""
+    fmap, X, _ = _problem()
+    order = torch.randperm(len(X), generator=torch.Generator().manual_seed(1))
+    basis = NystroemBasis(fmap, X[order[:96]], block_size=32, jitter=1e-8)
+    cache = NystroemCache(basis, X, centre_rows=order[:96])
+    cache.grow(3)
+    sketch = order[:64]
+    solved = NystroemCache(basis, X)  # the same features, whitened by solves
+    solved.grow(3)
+    exact_psi = solved.psi(sketch)
+    torch.testing.assert_close(cache.psi(sketch), exact_psi, atol=1e-3, rtol=0)  # ‖εL⁻¹e_i‖ ≤ √ε
+    torch.testing.assert_close(cache.gram(sketch), exact_psi @ exact_psi.T, atol=1e-3, rtol=0)
+    torch.testing.assert_close(cache.gram(sketch), solved.gram(sketch), atol=1e-3, rtol=0)
+    torch.testing.assert_close(cache.rows(sketch), solved.rows(sketch))  # exact: whitened anew
+    assert not cache._are_centres(order[1:65])  # not the first centres in order: solved

@@ -52,7 +52,7 @@ CONVERGING_CONSTRAINTS = {
     "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
     "warm_start": ["boolean"],
     "cache_bytes": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
-    "basis": [StrOptions({"random_features", "nystroem"})],
+    "basis": [StrOptions({"auto", "random_features", "nystroem"})],
     "checkpoint": [str, os.PathLike, None],
     "checkpoint_every": [Interval(Integral, 1, None, closed="left"), str],
 }
@@ -320,5 +320,6 @@ class ConvergingMixin(SubsampleMixin):
                                    if self.early_stopping else None)
         self.best_validation_score_ = -float(result.best_loss[best]) if self.early_stopping else None
         self.feature_growth_ = [dict(n_components=j * feature_map.block_size, loss=loss, epochs=e,
-                                     sigma=sigma) for j, loss, e, sigma in history]
+                                     sigma=sigma, **(extra[0] if extra else {}))
+                                for j, loss, e, sigma, *extra in history]
         self._set_fitted(expansion, result.n_epochs)

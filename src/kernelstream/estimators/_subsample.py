@@ -34,8 +34,8 @@ from sklearn.exceptions import ConvergenceWarning
 from ..features.base import DEFAULT_CACHE_BYTES
 from ..planning import LIMITS, FitPlan
 from ..solvers.cached import (ColumnSketchPreconditioner, FeatureCache, RidgeSolve,
-                              SketchPreconditioner, cache_bytes, exact_gram, ridge_dual_rows,
-                              ridge_pcg)
+                              SketchPreconditioner, cache_bytes, exact_gram, restricted,
+                              ridge_dual_rows, ridge_pcg)
 from ..solvers.lengthscales import fit_lengthscales
 from ..solvers.nystroem import NystroemBasis, NystroemCache
 from ..solvers.epochs import FitResult
@@ -84,9 +84,23 @@ class SubsampleMixin:
         sketch = (positions[:sketched], positions)  # the sketch's cache rows, then every row's
         theta, history, iterations = self._grow_and_solve(cache, held, y, w, alpha, loss,
                                                           sketch, plan)
-        # the model's map (a refined bandwidth's, where its challenge paid) and coefficients
-        feature_map, theta = cache.fitted(theta, pinned)
-        best_loss = min(h[1] for h in history) if held is not None else chosen[0]
+        if held is not None and (plan.alpha_path or plan.hinge_finish):
+            theta, alpha, loss, spent, held_loss = self._at_final_size(cache, held, y, w, alpha,
+                                                                       sketch, theta, history)
+            iterations, chosen = iterations + spent, (held_loss, *chosen[1:])
+            if plan.hinge_finish:
+                self.loss_ = loss
+        self._keep_solution(problem, cache.fitted(theta, pinned), history, held is not None,
+                            chosen, alpha, iterations)
+
+    def _keep_solution(self, problem: Problem, fitted: tuple, history, held: bool, chosen,
+                       alpha: float, iterations: int) -> None:
+        """The fitted model from the cache's ``(map, coefficients)`` (a refined bandwidth's,
+        where its challenge paid), its history and calibration: from the held-out rows where
+        there are some, else the subsample's leave-one-out."""
+        feature_map, theta = fitted
+        best_loss = (min(h[1] for h in history) if held and not self.fit_plan_.hinge_finish
+                     else chosen[0])
         precise = getattr(feature_map, "precise", False)  # a Nyström model at a tiny α: float64
         result = FitResult(theta=theta.to(torch.float64 if precise else self._torch_dtype()),
                            best_loss=torch.tensor([best_loss], dtype=torch.float64), best_epoch=[0],
@@ -95,7 +109,7 @@ class SubsampleMixin:
                            n_epochs=iterations, n_steps=iterations)
         J = (theta.shape[0] - 1) // feature_map.block_size
         self._set_preconditioned(result, feature_map, [alpha], J, history)
-        if held is None and chosen[1] is not None:  # no held-out rows: the subsample's leave-one-out
+        if not held and chosen[1] is not None:
             self._calibrate_held_out(*chosen[1:])
         else:
             self._calibrate(problem)
@@ -110,7 +124,8 @@ class SubsampleMixin:
             X_train = X_train.double()
         M = plan.block_size * plan.max_blocks
         basis = NystroemBasis(kernel_map, X_train[positions[:M]], plan.block_size)
-        cache = NystroemCache(basis, X_train, plan.cache_bytes, factor_dtype=X_train.dtype)
+        cache = NystroemCache(basis, X_train, plan.cache_bytes, factor_dtype=X_train.dtype,
+                              centre_rows=positions[:M])
         return cache, min(len(positions), max(plan.selection_rows,
                                               int(LIMITS.nystroem_sketch_share * M)))
 
@@ -253,6 +268,76 @@ class SubsampleMixin:
             J = grown
         return best[0], history, total
 
+    def _at_final_size(self, cache, held, y, w, alpha, sketch, theta, history) -> tuple:
+        """After least squares' solve at the final size: the path of ``α``
+        (:meth:`_alpha_path`), then the squared hinge from its solution (:meth:`_hinge_finish`),
+        as the plan says. Returns ``(θ, α, loss, iterations, the kept model's held-out loss)``."""
+        plan, spent = self.fit_plan_, 0
+        if plan.alpha_path:
+            theta, alpha, spent = self._alpha_path(cache, held, y, w, alpha, sketch, theta, history)
+        loss, held_loss = "squared", None
+        if plan.hinge_finish:
+            theta, loss, held_loss, more = self._hinge_finish(cache, held, y, w, alpha, sketch,
+                                                              theta, history)
+            spent += more
+        if held_loss is None:
+            held_loss = float(_held_out_losses(held, theta, cache.n_blocks, loss)[0].mean())
+        return theta, alpha, loss, spent, held_loss
+
+    def _alpha_path(self, cache, held, y, w, alpha, sketch, theta, history) -> tuple:
+        """``α·f^k`` (``f = alpha_path_factor``, ``k ≤ alpha_path_steps``) challenge the
+        carried ``α``, each solve warm from the last, while each pays on the held-out rows
+        (:func:`_pays`) and ``α`` stays above the columns' round-off (``ε/nystroem_max_roundoff``):
+        the subsample's ``α`` carried as ``α·m/n`` assumes the penalty of the sum of losses
+        stays what ``m`` rows chose, and where the classes separate the best penalty falls
+        faster with the rows (MNIST ten classes, 16,384 centres: carried 6e-6, best 1.5e-6 on
+        the held-out rows). Returns ``(θ, α, iterations)``."""
+        limits, J = LIMITS, cache.n_blocks
+        best, _ = _held_out_losses(held, theta, J, "squared")
+        floor = torch.finfo(cache.storage).eps / limits.nystroem_max_roundoff
+        total = 0
+        for _ in range(limits.alpha_path_steps):
+            candidate = alpha * limits.alpha_path_factor
+            if candidate < floor:
+                break
+            solve = self._sketched_pcg(cache, y, w, candidate, sketch, theta)
+            rows, _ = _held_out_losses(held, solve.theta, J, "squared")
+            total += solve.iterations
+            history.append((J, float(rows.mean()), solve.iterations, cache.feature_map.sigma,
+                            {"alpha": candidate, "loss_function": "squared"}))
+            if not _pays(best, rows, self.fit_plan_.growth_tol):
+                break
+            theta, alpha, best = solve.theta, candidate, rows
+        return theta, alpha, total
+
+    def _hinge_finish(self, cache, held, y, w, alpha, sketch, theta, history) -> tuple:
+        """The squared hinge one-vs-rest by Newton from least squares' ``θ`` (its first
+        step), at most ``hinge_finish_steps`` steps, while each lowers the held-out hinge loss
+        (:func:`_pays`); kept unless least squares makes significantly fewer held-out errors
+        (McNemar, :meth:`_clearly_better`): least squares spends its fit on rows far from the
+        margin. Returns ``(θ, loss, held-out loss, iterations)``."""
+        J, limits = cache.n_blocks, LIMITS
+        start_rows, start_outputs = _held_out_losses(held, theta, J, "squared_hinge")
+        kept = {"rows": start_rows, "theta": None, "outputs": None}
+
+        def stop(now: torch.Tensor) -> bool:
+            rows, outputs = _held_out_losses(held, now, J, "squared_hinge")
+            history.append((J, float(rows.mean()), 0, cache.feature_map.sigma,
+                            {"alpha": alpha, "loss_function": "squared_hinge"}))
+            if not _pays(kept["rows"], rows, self.fit_plan_.growth_tol):
+                return True
+            kept.update(rows=rows, theta=now, outputs=outputs)
+            return False
+
+        solve = _newton_hinge(cache, y, w, alpha, sketch, theta, limits, stop, limits.hinge_finish_steps)
+        _, y_held, w_held = held
+        y_held = y_held.reshape(len(w_held), -1).to(start_outputs)
+        if kept["theta"] is None or self._clearly_better(start_outputs, kept["outputs"], y_held,
+                                                         w_held.double(), z=LIMITS.subsample_loss_z):
+            return theta, "squared", float(_held_out_losses(held, theta, J, "squared")[0].mean()), \
+                solve.iterations
+        return kept["theta"], "squared_hinge", float(kept["rows"].mean()), solve.iterations
+
     def _refined(self, cache, held, y, w, alpha, loss, sketch, n_blocks, theta, rows, outputs,
                  history) -> tuple:
         """``refine_factor·σ`` against ``σ`` on every training row at ``n_blocks`` blocks: its
@@ -326,56 +411,74 @@ def sketch_rows(n_rows: int, n_features: int, least: int) -> int:
     return min(n_rows, max(least, LIMITS.sketch_ratio * n_rows // max(n_features, 1)))
 
 
-def _newton_hinge(cache, y, w, alpha, sketch, start, limits) -> RidgeSolve:
+def _newton_hinge(cache, y, w, alpha, sketch, start, limits, stop=None,
+                  max_steps: int | None = None) -> RidgeSolve:
     """The squared hinge ``Σ_c Σ_i w_i max(0, 1 − y_ic f_c(x_i))²/2n + α/2‖W‖²`` by finite
     Newton (Keerthi & DeCoste 2005), every column of ``y`` (±1; one machine against the rest per
     class) at once: least squares on each column's rows inside the margin until they stop
     changing, or until a step moves ``θ`` by less than the solve's tolerance (relative): without
     a line search the full steps can swap a row on the margin in and out for ever (24 of 30
-    steps on a 24,000-row ``make_classification``, each moving ``θ`` by about 1e-4). A column
-    whose margin holds few rows is solved exactly in the dual (where ``α`` is small and conjugate
-    gradients would crawl); the others together by one conjugate-gradient run (each pass over
-    the cache serves every column, each column preconditioned from its own active sketch rows),
-    to a tolerance that is loose while the steps are long: ``newton_forcing·min(1, last step)``
-    (an inexact Newton method, Dembo, Eisenstat & Steihaug 1982), the solve's own at the end."""
+    steps on a 24,000-row ``make_classification``, each moving ``θ`` by about 1e-4). Each step
+    by :func:`_newton_step`, to a tolerance that is loose while the steps are long:
+    ``newton_forcing·min(1, last step)`` (an inexact Newton method, Dembo, Eisenstat & Steihaug
+    1982), the solve's own at the end. ``stop(θ)``: true ends the iteration after a step (a
+    caller's held-out check); ``max_steps``: at most this many (``newton_max_steps``)."""
     n, C = y.shape
     theta, total, active, tol = start, 0, None, solve_tol(alpha, limits)
     moved, loose = math.inf, False  # the last step's relative length; whether it was solved loosely
-    positions = sketch[0]
     gram = None
     if n <= limits.dual_max_rows:  # few rows: every Newton system from one Gram
         gram = exact_gram(cache.rows(torch.arange(n, device=y.device)))
-    for step in range(limits.newton_max_steps):
+    steps = limits.newton_max_steps if max_steps is None else max_steps
+    for step in range(steps):
         if theta is not None:
             now = y.double() * cache.matmul(theta) < 1  # (n, C): inside each column's margin
             if active is not None and not loose and bool((now == active).all()):
                 break
             active = now
         inside = active if active is not None else torch.ones((n, C), dtype=torch.bool, device=y.device)
-        previous = theta
-        solved = torch.empty((cache.n_features + 1, C), dtype=torch.float64, device=y.device)
-        few = inside.sum(dim=0) <= limits.dual_max_rows
-        for c in torch.nonzero(few).reshape(-1).tolist():
-            index = torch.nonzero(inside[:, c]).reshape(-1)
-            solved[:, c:c + 1] = ridge_dual_rows(cache, index, y[index, c:c + 1], w[index], alpha, n, gram)
-        many = torch.nonzero(~few).reshape(-1).tolist()
-        loose = False
-        if many:
-            weights = w.double()[:, None] * inside[:, many]
-            last = step == limits.newton_max_steps - 1  # the cap: the model is this solve
-            step_tol = tol if last else max(tol, limits.newton_forcing * min(1.0, moved))
-            precond = ColumnSketchPreconditioner(cache, positions, inside[positions][:, many], alpha,
-                                                 weights.mean(dim=0), limits.woodbury_max_roundoff)
-            solve = ridge_pcg(cache, y[:, many], weights, alpha, precond,
-                              None if theta is None else theta[:, many], tol=step_tol,
-                              max_iter=limits.solve_max_iter)
-            solved[:, many], total, loose = solve.theta, total + solve.iterations, step_tol > tol
-        theta, total = solved, total + int(few.sum())
+        step_tol = tol if step == steps - 1 else max(tol, limits.newton_forcing * min(1.0, moved))
+        previous = theta  # the cap's last step: the model is this solve, to the solve's own tolerance
+        theta, iterations, iterative = _newton_step(cache, y, w, alpha, inside, theta, sketch[0],
+                                                    gram, step_tol, limits)
+        total, loose = total + iterations, iterative and step_tol > tol
+        if stop is not None and stop(theta):
+            break
         if previous is not None:
             moved = float((theta - previous).norm()) / max(float(theta.norm()), 1e-300)
             if moved <= tol and not loose:
                 break  # the step is below the solve's own accuracy
     return RidgeSolve(theta, total, True)
+
+
+def _newton_step(cache, y, w, alpha, inside, theta, positions, gram, tol, limits) -> tuple:
+    """One Newton step's ``(θ, iterations, whether conjugate gradients ran)``: least squares of each column on its rows
+    ``inside``. A column whose margin holds few rows is solved exactly in the dual (where ``α``
+    is small and conjugate gradients would crawl); the others together by one
+    conjugate-gradient run to ``tol`` (each pass over the cache serves every column, each
+    column preconditioned from its own active sketch rows), over the rows inside some
+    column's margin alone where they are at most ``newton_restrict_share`` of the rows
+    (:func:`~kernelstream.solvers.cached.restricted`)."""
+    n = y.shape[0]
+    solved = torch.empty((cache.n_features + 1, y.shape[1]), dtype=torch.float64, device=y.device)
+    few = inside.sum(dim=0) <= limits.dual_max_rows
+    for c in torch.nonzero(few).reshape(-1).tolist():
+        index = torch.nonzero(inside[:, c]).reshape(-1)
+        solved[:, c:c + 1] = ridge_dual_rows(cache, index, y[index, c:c + 1], w[index], alpha, n, gram)
+    many = torch.nonzero(~few).reshape(-1).tolist()
+    if not many:
+        return solved, int(few.sum()), False
+    weights = w.double()[:, None] * inside[:, many]
+    precond = ColumnSketchPreconditioner(cache, positions, inside[positions][:, many], alpha,
+                                         weights.mean(dim=0), limits.woodbury_max_roundoff)
+    rows, targets = cache, y[:, many]
+    union = torch.nonzero(inside[:, many].any(dim=1)).reshape(-1)
+    if len(union) <= limits.newton_restrict_share * n:  # Σ_i over the union/n: weights × |union|/n
+        rows, targets, weights = restricted(cache, union), targets[union], weights[union] * (len(union) / n)
+    solve = ridge_pcg(rows, targets, weights, alpha, precond,
+                      None if theta is None else theta[:, many], tol=tol, max_iter=limits.solve_max_iter)
+    solved[:, many] = solve.theta
+    return solved, int(few.sum()) + solve.iterations, True
 
 
 def _descend(evaluate, sigmas: list[float], loss: str) -> tuple[dict, list]:

@@ -116,14 +116,18 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
         budget, with a clear error where the features asked for do not fit; 0 never caches.
         Bounded features (the shift-invariant kernels' cosines and sines) are held in float16,
         2 bytes each, where ``dtype="float32"``; others in ``dtype``.
-    basis : {"random_features", "nystroem"}, default="random_features"
+    basis : {"auto", "random_features", "nystroem"}, default="auto"
         The subsample route's basis. "random_features": the kernel's random features, grown
         while they pay on the held-out rows. "nystroem": ``f(x) = k_C(x)ᵀβ + b`` over centres
         ``C``, training rows in a seeded order (``n_components`` of them, else at most 16,384),
-        solved once on their kernel columns ``K_XC`` (cached, within ``cache_bytes``) with the
-        Nyström preconditioner; the model stores its centres and cannot be warm-started or
-        continued by ``partial_fit``. Needs dense arrays beyond the dual route's 2,048 rows, the
-        default solver and ``max_iter`` (else ``ValueError``). Record:
+        solved on their kernel columns ``K_XC`` (cached, within ``cache_bytes``) with the
+        Nyström preconditioner, ``alpha="auto"`` then challenged by ``α/4``, ``α/16``, … at that
+        size while each pays on the held-out rows; the model stores its centres and cannot be
+        warm-started or continued by ``partial_fit``. Needs dense arrays beyond the dual
+        route's 2,048 rows, the default solver and ``max_iter`` (else ``ValueError``). "auto":
+        "nystroem" for a classifier of three or more classes with ``loss="auto"`` on dense rows
+        (which then finishes with the squared hinge one-vs-rest, kept unless least squares
+        makes clearly fewer held-out errors), else "random_features". Record:
         docs/decisions/nystroem-basis.md.
     checkpoint : str or path-like, default=None
         File the preconditioned ``fit`` checkpoints to: after choosing ``sigma`` and ``alpha``,
@@ -209,7 +213,7 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
                  power_t=0.5, precondition=True, precond_eps=3.0, average=False,
                  n_components=None, fit_intercept=True, shuffle=True, tol=1e-3,
                  early_stopping=True, validation_fraction=0.1, n_iter_no_change=2,
-                 warm_start=False, cache_bytes="auto", basis="random_features", checkpoint=None, checkpoint_every=1, random_state=None,
+                 warm_start=False, cache_bytes="auto", basis="auto", checkpoint=None, checkpoint_every=1, random_state=None,
                  verbose="auto", device="auto", dtype="float32", n_jobs=None):
         assign_parameters(self, locals())
 

