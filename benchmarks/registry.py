@@ -152,7 +152,10 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("research.mnist10_nystroem", "issue 32: MNIST ten classes on a Nystrom basis of "
               "16,384 centres, the squared hinge's Newton from zero on every row, the CPU seconds "
               "of each stage (record: docs/decisions/research-mnist10-nystroem.md)",
-              ("mnist10_nystroem.md", "mnist10_nystroem_alpha.md")),
+              ("mnist10_nystroem.md", "mnist10_nystroem_alpha.md", "mnist10_nystroem_hinge.md")),
+    Benchmark("research.mnist10_stages", "issue 32: MNIST ten classes with the defaults, the CPU "
+              "seconds of each stage of the fit (record: docs/decisions/nystroem-basis.md)",
+              ("mnist10_stages.md",), quick=("--quick",)),
 )
 
 #: results written by hand or by a retired script, and the page that says where they came from
