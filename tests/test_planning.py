@@ -307,3 +307,32 @@ def test_a_nystroem_basis_off_the_subsample_route_is_a_clear_error(params, shape
         _plan(params, **shape)
     with pytest.raises(ValueError, match="warm start"):
         _plan(_with(CLASSIFIER, basis="nystroem"), n_rows=10000, warm=True)
+
+
+@pytest.mark.parametrize("params, shape, nystroem, path, finish", [
+    (CLASSIFIER, dict(n_classes=10), True, True, True),
+    (CLASSIFIER, dict(n_classes=2), False, False, False),  # two classes: random features
+    (REGRESSOR, dict(), False, False, False),
+    (CLASSIFIER, dict(n_classes=10, sparse=True), False, False, False),
+    (_with(CLASSIFIER, loss="squared"), dict(n_classes=10), False, False, False),
+    (_with(CLASSIFIER, alpha=1e-6), dict(n_classes=10), True, False, True),  # α as given
+    (_with(CLASSIFIER, sigma=5.0, alpha=1e-6, n_components=4096), dict(n_classes=10), True, False,
+     False),  # nothing to judge: every row trains, no held-out rows
+    (_with(CLASSIFIER, basis="nystroem", loss="squared"), dict(n_classes=10), True, True, False),
+    (_with(CLASSIFIER, basis="random_features"), dict(n_classes=10), False, False, False),
+])
+def test_auto_takes_the_centres_for_three_or_more_classes(params, shape, nystroem, path, finish):
+    """``basis="auto"``: a Nyström basis for three or more classes with ``loss="auto"`` on dense
+    rows, whose fit challenges the carried ``α`` (``alpha="auto"``, held-out rows) and finishes
+    with the squared hinge (held-out rows); random features otherwise."""
+    plan = _plan(params, n_rows=60000, n_features=784, **shape)
+    assert plan.route == "subsample"
+    assert (plan.basis == "nystroem", plan.alpha_path, plan.hinge_finish) == (nystroem, path, finish)
+    assert ("then 'squared_hinge'" in str(plan)) == finish
+
+
+def test_auto_keeps_random_features_where_the_cache_cannot_hold_the_centres_columns():
+    small = dataclasses.replace(LIMITS, cache_bytes=8 * 60000 * 8192)  # half the centres, in float64
+    assert _plan(CLASSIFIER, n_classes=10, n_rows=60000, n_features=784, limits=small).basis == "random_features"
+    assert _plan(_with(CLASSIFIER, basis="nystroem"), n_classes=10, n_rows=60000, n_features=784,
+                 limits=small).n_components == 8192  # asked for: what the cache holds

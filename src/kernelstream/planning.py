@@ -518,7 +518,8 @@ def _check_basis(shape: DataShape, params: dict, limits: FitLimits, loss: str,
 
 def nystroem_basis(params: dict, shape: DataShape | None = None) -> bool:
     """Whether the subsample route's basis is Nyström: ``basis="nystroem"``, or "auto" for a
-    classifier of three or more classes with ``loss="auto"`` on dense rows (record:
+    classifier of three or more classes with ``loss="auto"`` on dense rows (where the cache
+    also holds its centres' kernel columns: :func:`_subsample_plan`; record:
     docs/decisions/nystroem-basis.md)."""
     basis = params.get("basis", "random_features")
     return basis == "nystroem" or (basis == "auto" and shape is not None and _multiclass_auto(shape, params)
@@ -538,6 +539,9 @@ def _subsample_plan(estimator, shape, params, limits, loss, few_rows: bool = Fal
     losses = ("squared", "squared_hinge") if binary_auto else (loss,)
     n_train, fraction = (shape.n_rows, None) if few_rows else _subsample_split(shape, params)
     size, blocks = feature_layout(params["n_components"], params["block_size"])
+    if nystroem and params.get("basis") == "auto" and blocks is None:  # the full basis, or none
+        centres = max(1, min(limits.nystroem_centres, n_train) // size)
+        nystroem = limits.cache_bytes // (8 * (n_train + 1) * size) >= centres
     item = 8 if nystroem else _cache_item_bytes(params, limits)  # kernel columns: float64 at most
     cached = limits.cache_bytes // (item * (n_train + 1) * size)  # blocks it holds
     if blocks is not None:

@@ -126,7 +126,7 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
         warm-started or continued by ``partial_fit``. Needs dense arrays beyond the dual
         route's 2,048 rows, the default solver and ``max_iter`` (else ``ValueError``). "auto":
         "nystroem" for a classifier of three or more classes with ``loss="auto"`` on dense rows
-        (which then finishes with the squared hinge one-vs-rest, kept unless least squares
+        whose centres' kernel columns the cache holds (which then finishes with the squared hinge one-vs-rest, kept unless least squares
         makes clearly fewer held-out errors), else "random_features". Record:
         docs/decisions/nystroem-basis.md.
     checkpoint : str or path-like, default=None
