@@ -65,8 +65,8 @@ def test_averaged_model_round_trip_and_continue(tmp_path):
 
 def test_file_size_is_4DC_plus_a_little(tmp_path):
     """A random-feature model keeps its ``D × C`` coefficients (the features are regenerated
-    from the seed): independent of ``n`` and ``d``. A Nyström model (three classes by default)
-    also keeps its ``M × d`` centres: bounded by ``M``, not by ``n``."""
+    from the seed): independent of ``n`` and ``d``. A Nyström model (three or more classes on many
+    rows by default) also keeps its ``M × d`` centres: bounded by ``M``, not by ``n``."""
     X = np.random.default_rng(0).normal(size=(3000, 300)).astype(np.float32)
     y = np.random.default_rng(1).integers(0, 3, 3000)
     model = DSGClassifier(basis="random_features", **FAST).fit(X, y)
@@ -74,7 +74,7 @@ def test_file_size_is_4DC_plus_a_little(tmp_path):
     D, C = model.n_components_, 3
     size = os.path.getsize(tmp_path / "m.kst")
     assert 4 * D * C <= size <= 1.1 * 4 * D * C + 64 * 1024  # independent of n and d
-    nystroem = DSGClassifier(**FAST).fit(X, y)
+    nystroem = DSGClassifier(basis="nystroem", **FAST).fit(X, y)
     assert nystroem.fit_plan_.basis == "nystroem"
     nystroem.save(tmp_path / "n.kst")
     M, d = nystroem.n_components_, X.shape[1]

@@ -331,6 +331,15 @@ def test_auto_takes_the_centres_for_three_or_more_classes(params, shape, nystroe
     assert ("then 'squared_hinge'" in str(plan)) == finish
 
 
+def test_auto_keeps_random_features_on_fewer_rows_than_twice_the_centres():
+    assert _plan(CLASSIFIER, n_classes=10, n_rows=40000, n_features=784).basis == "nystroem"
+    assert _plan(CLASSIFIER, n_classes=10, n_rows=36000, n_features=784).basis == "random_features"
+    assert _plan(_with(CLASSIFIER, n_components=4096), n_classes=10, n_rows=10000,
+                 n_features=784).basis == "nystroem"  # 9,000 training rows, 4,096 centres
+    assert _plan(_with(CLASSIFIER, n_components=4096), n_classes=10, n_rows=8000,
+                 n_features=784).basis == "random_features"
+
+
 def test_auto_keeps_random_features_where_the_cache_cannot_hold_the_centres_columns():
     small = dataclasses.replace(LIMITS, cache_bytes=8 * 60000 * 8192)  # half the centres, in float64
     assert _plan(CLASSIFIER, n_classes=10, n_rows=60000, n_features=784, limits=small).basis == "random_features"

@@ -452,16 +452,17 @@ def _newton_hinge(cache, y, w, alpha, sketch, start, limits, stop=None,
 
 
 def _newton_step(cache, y, w, alpha, inside, theta, positions, gram, tol, limits) -> tuple:
-    """One Newton step's ``(θ, iterations, whether conjugate gradients ran)``: least squares of each column on its rows
-    ``inside``. A column whose margin holds few rows is solved exactly in the dual (where ``α``
-    is small and conjugate gradients would crawl); the others together by one
-    conjugate-gradient run to ``tol`` (each pass over the cache serves every column, each
-    column preconditioned from its own active sketch rows), over the rows inside some
-    column's margin alone where they are at most ``newton_restrict_share`` of the rows
-    (:func:`~kernelstream.solvers.cached.restricted`)."""
+    """One Newton step's ``(θ, iterations, whether conjugate gradients ran)``: least squares
+    of each column on its rows ``inside``. A column whose margin holds few rows is solved
+    exactly in the dual (where ``α`` is small and conjugate gradients would crawl) where the
+    cache reads its rows' features (a Nyström cache solves for them, ``M²`` a row: USPS's
+    6,144 centres, 8.5 s a step); the others together by one conjugate-gradient run to
+    ``tol`` (each pass over the cache serves every column, each column preconditioned from its
+    own active sketch rows), over the rows inside some column's margin alone where they are at
+    most ``newton_restrict_share`` of the rows (:func:`~kernelstream.solvers.cached.restricted`)."""
     n = y.shape[0]
     solved = torch.empty((cache.n_features + 1, y.shape[1]), dtype=torch.float64, device=y.device)
-    few = inside.sum(dim=0) <= limits.dual_max_rows
+    few = (inside.sum(dim=0) <= limits.dual_max_rows) & cache.reads_rows
     for c in torch.nonzero(few).reshape(-1).tolist():
         index = torch.nonzero(inside[:, c]).reshape(-1)
         solved[:, c:c + 1] = ridge_dual_rows(cache, index, y[index, c:c + 1], w[index], alpha, n, gram)

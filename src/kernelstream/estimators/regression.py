@@ -125,8 +125,9 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
         size while each pays on the held-out rows; the model stores its centres and cannot be
         warm-started or continued by ``partial_fit``. Needs dense arrays beyond the dual
         route's 2,048 rows, the default solver and ``max_iter`` (else ``ValueError``). "auto":
-        "nystroem" for a classifier of three or more classes with ``loss="auto"`` on dense rows
-        whose centres' kernel columns the cache holds (which then finishes with the squared hinge one-vs-rest, kept unless least squares
+        "nystroem" for a classifier of three or more classes with ``loss="auto"`` on dense rows,
+        at least twice as many as its centres, whose kernel columns the cache holds (MNIST:
+        60,000 rows) (which then finishes with the squared hinge one-vs-rest, kept unless least squares
         makes clearly fewer held-out errors), else "random_features". Record:
         docs/decisions/nystroem-basis.md.
     checkpoint : str or path-like, default=None

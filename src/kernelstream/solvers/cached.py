@@ -48,6 +48,9 @@ class FeatureCache:
     ``2⁻¹¹``), and every product reads them back to ``X``'s dtype a few rows at a time.
     """
 
+    #: :meth:`rows` reads the cached features
+    reads_rows = True
+
     def __init__(self, feature_map: FeatureMap, X, budget: int | None = None,
                  storage: torch.dtype | None = None):
         self.feature_map, self.X, self.budget = feature_map, X, budget

@@ -146,6 +146,9 @@ class NystroemCache:
     number 800.
     """
 
+    #: :meth:`rows` solves for the features (``M²`` a row), not reads them
+    reads_rows = False
+
     def __init__(self, basis: NystroemBasis, X: torch.Tensor, budget: int | None = None,
                  factor_dtype: torch.dtype = torch.float64, centre_rows: torch.Tensor | None = None):
         self.basis, self.X, self.budget = basis, X, budget
