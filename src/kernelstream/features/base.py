@@ -33,8 +33,9 @@ from ..ops.sparse import CSRRows
 from .bandwidth import check_lengthscales, is_lengthscale_vector
 from .param_cache import ParamCache
 
-#: entries of :meth:`FeatureMap.kernel_into`'s rows per call of :meth:`FeatureMap.kernel`
-KERNEL_CHUNK_FLOATS = 1 << 21
+#: floats of one chunk of rows: features (:mod:`kernelstream.solvers.feature_rows`) or kernel
+#: entries (:meth:`FeatureMap.kernel_into`) computed at once
+CHUNK_FLOATS = 1 << 21
 
 __all__ = ["FeatureMap"]
 
@@ -177,7 +178,7 @@ class FeatureMap(ABC, metaclass=_FrozenAfterInit):
 
     def kernel_into(self, X: torch.Tensor, Y: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
         """``k(X, Y)`` written into ``out`` ``(n, m)``, a few rows at a time (no autograd)."""
-        step = max(1, KERNEL_CHUNK_FLOATS // max(Y.shape[0], 1))
+        step = max(1, CHUNK_FLOATS // max(Y.shape[0], 1))
         for i in range(0, X.shape[0], step):
             out[i:i + step] = self.kernel(X[i:i + step], Y)
         return out

@@ -13,7 +13,7 @@ from typing import Iterator
 
 import torch
 
-from ..features.base import FeatureMap
+from ..features.base import CHUNK_FLOATS, FeatureMap
 
 __all__ = ["INTERCEPT_FEATURE", "PARAM_BYTES", "CHUNK_FLOATS", "feature_matrix", "row_chunks",
            "augmented"]
@@ -25,8 +25,6 @@ __all__ = ["INTERCEPT_FEATURE", "PARAM_BYTES", "CHUNK_FLOATS", "feature_matrix",
 INTERCEPT_FEATURE = 0.1
 #: bytes of block parameters drawn at once by :func:`feature_matrix`
 PARAM_BYTES = 4 * 2**20
-#: rows per feature chunk: a chunk of features holds at most this many floats
-CHUNK_FLOATS = 1 << 21
 
 
 def feature_matrix(feature_map: FeatureMap, X: torch.Tensor, n_blocks: int,

@@ -289,11 +289,10 @@ class NystroemCache:
     def _whitened(self, index: torch.Tensor, exact: bool = False) -> torch.Tensor:
         """``Ψ = √J·L⁻¹k_C`` float64 of the rows ``index``: the kept sketch rows' or anew;
         rows of ``L`` for the first centres unless ``exact``."""
-        positions = None if exact and self._sketch_gram is not None and self._sketch_gram[3] \
-            else self._kept(index)
-        if positions is not None:
+        positions = self._kept(index)
+        if positions is not None and not (exact and self._sketch_gram[3]):  # kept, and exact enough
             return self._sketch_gram[0][positions]
-        if not exact and self._are_centres(index):  # ψ(c_i) = L⁻¹(LLᵀ − εI)e_i = Lᵀe_i − εL⁻¹e_i: row i of L
+        if not exact and self._are_centres(index):  # ψ(c_i) = Lᵀe_i − εL⁻¹e_i: row i of L
             return self.basis.factor[:len(index), :self.n_features] * math.sqrt(self.n_blocks)
         K_rows = torch.cat([part[index] for part in self.parts], dim=1)
         return self.basis.whiten(K_rows, self._factor()) * math.sqrt(self.n_blocks)
