@@ -99,6 +99,8 @@ BENCHMARKS: tuple[Benchmark, ...] = (
               quick=("--sizes", "1000", "--repeats", "1"), out="file"),
     Benchmark("perf.narrow_products", "a tall matrix by few columns (the cached route's "
               "products) in both operand orders, one thread", ("narrow_products.md",)),
+    Benchmark("perf.fused_pass", "a conjugate-gradient iteration's two products over a feature "
+              "cache in one pass or two, float16 and float32, one thread", ("fused_pass.md",)),
     Benchmark("perf.half_cache", "the default fit with its feature cache in float16 and in "
               "float32, one thread", ("half_cache.md",), quick=("--rows", "a9a", "--quick")),
     Benchmark("perf.roofline", "matmul and cos times per shape and the fit's share of that bound",

@@ -194,7 +194,7 @@ def test_a_small_sketch_doubles_until_conjugate_gradients_converge(monkeypatch):
 def test_a_float16_cache_is_the_float32_features_within_their_round_off(monkeypatch):
     """Bounded features held in float16: half the bytes; every product reads them back to the
     features' dtype in row chunks (of 32 rows here), within float16's relative round-off 2⁻¹¹."""
-    monkeypatch.setattr(cached, "WIDEN_FLOATS", 32 * 192)
+    monkeypatch.setattr(cached, "PASS_ROWS", (32, 32))
     fmap, X, _, _ = _problem(n=3000)
     X = X.float()
     exact, half = FeatureCache(fmap, X), FeatureCache(fmap, X, storage=torch.float16)
@@ -210,9 +210,29 @@ def test_a_float16_cache_is_the_float32_features_within_their_round_off(monkeypa
     scale = 2.0**-11 * math.sqrt(2 / 64)  # a feature's largest round-off
     assert (half.matmul(theta) - exact.matmul(theta)).abs().max() < scale * theta.abs().sum(0).max()
     assert (half.rmatmul(U) - exact.rmatmul(U)).abs().max() < scale * U.abs().sum(0).max()
+    w = torch.rand(3000, 1, generator=g, dtype=torch.float64)
+    torch.testing.assert_close(half.normal_matmul(theta, w), half.rmatmul(w * half.matmul(theta)))
     assert (half.rows(rows) - exact.rows(rows)).abs().max() <= scale
     assert half.rows(rows).dtype == torch.float32
     assert (half.gram(rows) - exact.gram(rows)).abs().max() < 1e-3
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_one_pass_gives_both_products_of_the_hessian(monkeypatch, dtype):
+    """``normal_matmul(θ, w)`` is ``rmatmul(w ⊙ matmul(θ))`` over cache parts of several
+    sizes, in chunks that do not divide the rows, per column weights."""
+    monkeypatch.setattr(cached, "PASS_ROWS", (96, 96))
+    fmap, X, _, _ = _problem(n=1000)
+    cache = FeatureCache(fmap, X.to(dtype))
+    cache.grow(1)
+    cache.grow(3)
+    g = torch.Generator().manual_seed(2)
+    theta = torch.randn(3 * 64 + 1, 4, generator=g, dtype=torch.float64)
+    w = torch.rand(1000, 4, generator=g, dtype=torch.float64)
+    tol = {"rtol": 1e-5, "atol": 1e-4} if dtype == torch.float32 else {}
+    torch.testing.assert_close(cache.normal_matmul(theta, w), cache.rmatmul(w * cache.matmul(theta)), **tol)
+    Phi = augmented_features(fmap, X.to(dtype), 3).double()
+    torch.testing.assert_close(cache.normal_matmul(theta, w), Phi.T @ (w * (Phi @ theta)), **tol)
 
 
 def test_the_solve_on_a_float16_cache_predicts_as_the_float32_one():

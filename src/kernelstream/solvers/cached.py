@@ -25,17 +25,59 @@ from ..features.base import FeatureMap
 from ..ops.linalg import narrow_matmul, transposed_matmul
 from .feature_rows import CHUNK_FLOATS, INTERCEPT_FEATURE, PARAM_BYTES, augmented
 
-#: a cache held in a narrower dtype is read back this many floats at a time
-WIDEN_FLOATS = 1 << 20
+#: a pass over the cache reads about this many floats per output column at a time (1 MB of
+#: float32: a chunk stays in the processor's cache for both of a Hessian's products); 943,718
+#: rows x 1,024 float16 features, one column, one thread: 0.39 s a Hessian against 0.87 s in two
+#: passes of 1,024-row chunks (Intel Xeon; docs/decisions/fused-pass.md)
+PASS_FLOATS = 1 << 18
+#: rows per chunk, at least and at most (fewer rows leave the products' kernels idle) ...
+PASS_ROWS = (64, 1024)
+#: ... at least this many for several output columns (20,000 x 16,384 float32 by ten columns:
+#: 0.47 s at 256 rows against 0.50 s at 160)
+COLUMNS_PASS_ROWS = 256
+#: on an accelerator, floats per chunk (64 MB of float32: few kernel launches a pass)
+DEVICE_PASS_FLOATS = 1 << 24
 
 __all__ = ["FeatureCache", "SketchPreconditioner", "ColumnSketchPreconditioner", "RidgeSolve",
-           "cache_bytes", "exact_gram", "jittered_cholesky", "restricted", "ridge_dual_rows",
-           "ridge_pcg"]
+           "cache_bytes", "chunk_rows", "exact_gram", "jittered_cholesky", "normal_pass",
+           "restricted", "ridge_dual_rows", "ridge_pcg"]
 
 
 def cache_bytes(n_rows: int, n_features: int, dtype: torch.dtype) -> int:
     """Bytes of the cached features of ``n_rows`` rows at ``n_features`` features."""
     return n_rows * n_features * torch.finfo(dtype).bits // 8
+
+
+def chunk_rows(n_features: int, n_columns: int, device: torch.device) -> int:
+    """Rows per chunk of a pass over ``n_features`` cached columns for ``n_columns`` outputs:
+    on a CPU ``PASS_FLOATS·C/D`` within :data:`PASS_ROWS` (more columns: more work per row
+    read; at least :data:`COLUMNS_PASS_ROWS` for several), on an accelerator
+    ``DEVICE_PASS_FLOATS/D``."""
+    least, most = PASS_ROWS
+    least = least if n_columns == 1 else max(least, COLUMNS_PASS_ROWS)
+    if device.type != "cpu":
+        return max(least, DEVICE_PASS_FLOATS // max(n_features, 1))
+    return min(most, max(least, PASS_FLOATS * n_columns // max(n_features, 1)))
+
+
+def normal_pass(chunks, blocks: list[torch.Tensor], intercept: torch.Tensor, weights: torch.Tensor,
+                scale: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(AᵀWu, Σ_i w_i u_i)`` with ``u = scale·A b + intercept``, in one pass over the column
+    parts ``A = [A_1 … A_P]`` (``b`` split as ``blocks``): ``chunks`` yields ``(rows, [A_p of
+    those rows])``, each chunk used for both products while it is in the processor's cache
+    (``rmatmul(w * matmul(θ))`` reads every row twice). ``AᵀWu`` ``(D, C)`` float64, its
+    products in the parts' precision."""
+    sides = [torch.zeros((len(b), intercept.shape[0]), dtype=torch.float64, device=b.device)
+             for b in blocks]
+    total = torch.zeros_like(intercept)
+    for rows, values in chunks:
+        outputs = sum(narrow_matmul(v, b) for v, b in zip(values, blocks)).double() * scale + intercept
+        weighted = weights[rows] * outputs
+        low = weighted.to(values[0].dtype)
+        for side, v in zip(sides, values):
+            side += transposed_matmul(v, low).double()
+        total += weighted.sum(dim=0)
+    return torch.cat(sides), total
 
 
 class FeatureCache:
@@ -124,37 +166,48 @@ class FeatureCache:
                     raise FloatingPointError("The random features are not finite; standardise X.")
                 part[rows, columns] = chunk
 
-    def _read(self, part: torch.Tensor):
-        """``(rows, Ψ of those rows)`` over ``part`` in ``X``'s dtype: the part itself where it
-        is stored so, else ``WIDEN_FLOATS`` at a time through one reused buffer."""
-        if part.dtype == self.X.dtype:
-            yield slice(0, part.shape[0]), part
-            return
-        step = max(1, WIDEN_FLOATS // part.shape[1])
-        buffer = torch.empty((min(step, part.shape[0]), part.shape[1]), dtype=self.X.dtype,
-                             device=part.device)
-        for i in range(0, part.shape[0], step):
-            rows = slice(i, min(i + step, part.shape[0]))
-            yield rows, buffer[:rows.stop - i].copy_(part[rows])
+    def _chunks(self, n_columns: int):
+        """``(rows, [Ψ of those rows, one per part])`` over every row, :func:`chunk_rows` at a
+        time in ``X``'s dtype: views of the parts stored so, else widened into reused buffers."""
+        step = chunk_rows(self.n_features, n_columns, self.X.device)
+        buffers = [None if part.dtype == self.X.dtype else
+                   torch.empty((min(step, self.n_rows), part.shape[1]), dtype=self.X.dtype,
+                               device=part.device) for part in self.parts]
+        for i in range(0, self.n_rows, step):
+            rows = slice(i, min(i + step, self.n_rows))
+            yield rows, [part[rows] if buffer is None else buffer[:rows.stop - i].copy_(part[rows])
+                         for part, buffer in zip(self.parts, buffers)]
+
+    def _coefficient_blocks(self, theta: torch.Tensor) -> list[torch.Tensor]:
+        """``θ``'s rows of each part, in ``X``'s dtype."""
+        return list(torch.split(theta[:-1].to(self.X.dtype), [part.shape[1] for part in self.parts]))
 
     def matmul(self, theta: torch.Tensor) -> torch.Tensor:
         """``Φ̃θ`` ``(n, C)`` in float64 for ``θ`` ``(D+1, C)``."""
-        out, start = None, 0
-        coefficients = theta[:-1].to(self.X.dtype)
-        for part in self.parts:
-            block = coefficients[start:start + part.shape[1]]
-            product = torch.cat([narrow_matmul(values, block) for _, values in self._read(part)])
-            out = product if out is None else out + product
-            start += part.shape[1]
-        return out.double() * self.n_blocks**-0.5 + INTERCEPT_FEATURE * theta[-1].double()
+        blocks = self._coefficient_blocks(theta)
+        product = torch.cat([sum(narrow_matmul(v, b) for v, b in zip(values, blocks))
+                             for _, values in self._chunks(theta.shape[1])])
+        return product.double() * self.n_blocks**-0.5 + INTERCEPT_FEATURE * theta[-1].double()
 
     def rmatmul(self, U: torch.Tensor) -> torch.Tensor:
         """``Φ̃ᵀU`` ``(D+1, C)`` in float64 for ``U`` ``(n, C)``."""
         low = U.to(self.X.dtype)
-        parts = [sum(transposed_matmul(values, low[rows]).double() for rows, values in self._read(part))
+        sides = [torch.zeros((part.shape[1], U.shape[1]), dtype=torch.float64, device=U.device)
                  for part in self.parts]
-        return torch.cat([torch.cat(parts) * self.n_blocks**-0.5,
+        for rows, values in self._chunks(U.shape[1]):
+            for side, v in zip(sides, values):
+                side += transposed_matmul(v, low[rows]).double()
+        return torch.cat([torch.cat(sides) * self.n_blocks**-0.5,
                           INTERCEPT_FEATURE * U.double().sum(dim=0, keepdim=True)])
+
+    def normal_matmul(self, theta: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        """``Φ̃ᵀ(w ⊙ Φ̃θ)`` ``(D+1, C)`` float64 (``w`` ``(n, C)`` or ``(n, 1)``) in one pass
+        over the cache (:func:`normal_pass`)."""
+        scale = self.n_blocks**-0.5
+        side, total = normal_pass(self._chunks(theta.shape[1]),
+                                  self._coefficient_blocks(theta),
+                                  INTERCEPT_FEATURE * theta[-1].double(), w.double(), scale)
+        return torch.cat([side * scale, INTERCEPT_FEATURE * total[None, :]])
 
     def psi(self, index: torch.Tensor) -> torch.Tensor:
         """``Ψ`` of the rows ``index`` ``(m, D)`` in ``X``'s dtype."""
@@ -259,14 +312,17 @@ class ColumnSketchPreconditioner:
         return (r.double() - narrow_matmul(self.V, z.to(self.V.dtype)).double()) / self.alpha
 
 
-def restricted(cache, index: torch.Tensor):
+def restricted(cache, index: torch.Tensor, X=None):
     """A cache of the rows ``index`` of ``cache`` alone (a :class:`FeatureCache` or a
     :class:`~.nystroem.NystroemCache`), their cached columns copied: a Newton step whose
-    active rows are few reads only those in each product. For products, not to be grown; the
-    products' ``1/n`` is the restricted rows', so weights scale by ``len(index)/n``."""
+    active rows are few reads only those in each product. The products' ``1/n`` is the
+    restricted rows', so weights scale by ``len(index)/n``. For products only, unless ``X``
+    (a :class:`FeatureCache`'s): those rows of its ``X``, from which it then grows."""
     rows = copy.copy(cache)
     rows.parts = [part[index] for part in cache.parts]
     rows.n_rows, rows._sketch_gram = len(index), None
+    if X is not None:
+        rows.X = X
     return rows
 
 

@@ -26,16 +26,13 @@ import torch
 
 from ..features.base import FeatureMap
 from ..ops.linalg import narrow_matmul, transposed_matmul
-from .cached import cache_bytes, jittered_cholesky
+from .cached import cache_bytes, chunk_rows, jittered_cholesky, normal_pass
 from .feature_rows import INTERCEPT_FEATURE
 
 __all__ = ["NystroemBasis", "NystroemCache"]
 
 #: ``ε`` of ``K_CC + εI``, relative to the mean of ``K_CC``'s diagonal
 DEFAULT_JITTER = 1e-6
-#: rows of ``K_XC`` per step of :meth:`NystroemCache.normal_matmul` (256 × 16,384 float32: 16 MB;
-#: 20,000 × 16,384 by 10 columns, one thread: 0.47 s against 0.60 s in two passes)
-FUSED_ROWS = 256
 
 
 class NystroemBasis:
@@ -237,20 +234,12 @@ class NystroemCache:
         factor = self._factor()
         beta = torch.linalg.solve_triangular(factor.T, theta[:-1].to(factor.dtype), upper=True)
         beta, intercept = beta.to(self.X.dtype), INTERCEPT_FEATURE * theta[-1].double()
-        widths = [part.shape[1] for part in self.parts]
-        betas = torch.split(beta, widths)
-        kernel_side = [torch.zeros((width, theta.shape[1]), dtype=torch.float64, device=theta.device)
-                       for width in widths]
-        weights, total = w.double(), torch.zeros_like(intercept)
-        for i in range(0, self.n_rows, FUSED_ROWS):
-            rows = [part[i:i + FUSED_ROWS] for part in self.parts]
-            outputs = sum(narrow_matmul(r, b) for r, b in zip(rows, betas)).double() + intercept
-            weighted = weights[i:i + FUSED_ROWS] * outputs
-            low = weighted.to(self.X.dtype)
-            for side, r in zip(kernel_side, rows):
-                side += transposed_matmul(r, low).double()
-            total += weighted.sum(dim=0)
-        whitened = torch.linalg.solve_triangular(factor, torch.cat(kernel_side).to(factor.dtype),
+        betas = list(torch.split(beta, [part.shape[1] for part in self.parts]))
+        step = chunk_rows(self.n_features, theta.shape[1], self.X.device)
+        chunks = ((slice(i, i + step), [part[i:i + step] for part in self.parts])
+                  for i in range(0, self.n_rows, step))
+        kernel_side, total = normal_pass(chunks, betas, intercept, w.double())
+        whitened = torch.linalg.solve_triangular(factor, kernel_side.to(factor.dtype),
                                                  upper=False).double()
         return torch.cat([whitened, INTERCEPT_FEATURE * total[None, :]])
 
