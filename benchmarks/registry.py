@@ -147,6 +147,10 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("research.synthetic_bandwidth_rows", "issue 32: the 2-D set's test MSE by bandwidth "
               "and training rows at 1,024 features (record: "
               "docs/decisions/research-synthetic-bandwidth-rows.md)", ("synthetic_bandwidth_rows.md",)),
+    Benchmark("research.feature_look_back", "issue 32: each doubling's held-out gain by feature "
+              "size on the 2-D set and a rough 4-D set, and the default fit with and without the "
+              "look back at half the start size (record: docs/decisions/feature-look-back.md)",
+              ("feature_look_back.md",)),
     Benchmark("research.mnist10_basis", "issue 32: MNIST ten classes at a fixed bandwidth, random "
               "Fourier (i.i.d., orthogonal, Sobol) against Nystrom centres, least squares against "
               "the squared hinge on every row (record: docs/decisions/research-mnist10-basis.md)",

@@ -165,6 +165,29 @@ def test_the_full_rows_refine_the_bandwidth_from_refine_rows(params, n_train, re
     assert any("challenges sigma by one solve on every training row" in r for r in plan.reasons) is refine
 
 
+@pytest.mark.parametrize("params, per_feature, look_back", [
+    (REGRESSOR, L.look_back_rows_per_feature, True),       # many rows a feature: look back
+    (REGRESSOR, L.look_back_rows_per_feature - 1, False),
+    (CLASSIFIER, L.look_back_rows_per_feature, True),
+    (_with(REGRESSOR, n_components=2048), 10**3, False),   # a size given: no doubling
+])
+def test_the_first_doubling_looks_back_where_the_rows_are_many_per_feature(params, per_feature,
+                                                                           look_back):
+    """From ``look_back_rows_per_feature`` training rows per feature of the first doubled size,
+    a solve at half the start size must lose to it before the first doubling."""
+    start = L.solve_start_features
+    n_train = per_feature * 2 * start
+    n = math.ceil(n_train / 0.9)
+    while n - math.ceil(0.1 * n) > n_train:
+        n -= 1
+    n += n - math.ceil(0.1 * n) < n_train
+    plan = _plan(params, n_rows=n)
+    assert plan.route == "subsample" and plan.basis == "random_features"
+    assert plan.look_back is look_back
+    assert any(f"the first doubling only where {start // 2:,} features" in r
+               for r in plan.reasons) is look_back
+
+
 def test_the_narrowing_compares_bandwidths_at_the_start_size_whatever_n_components():
     """The narrowing's challengers are solved at the growth's start features, also where
     ``n_components`` fixes a larger size (at 4,096 given they were solved at 4,096: 12 of a

@@ -25,7 +25,8 @@ from .solvers.lengthscales import MIN_ROWS_PER_LENGTHSCALE, PER_FEATURE_LOO_RATI
 __all__ = ["is_auto", "FitLimits", "FitPlan", "GaussianProcessPlan", "DataShape", "LIMITS", "plan_fit",
            "plan_gaussian_process", "default_features",
            "dual_features", "max_feature_blocks", "feature_layout", "dual_layout", "resolve_loss",
-           "resolve_precond_eps", "chooses", "cache_dtype", "nystroem_basis", "DUAL_LOSSES"]
+           "resolve_precond_eps", "chooses", "cache_dtype", "nystroem_basis", "looks_back",
+           "DUAL_LOSSES"]
 
 #: the losses the exact dual route solves
 DUAL_LOSSES = (*QUADRATIC_LOSSES, "squared_hinge")
@@ -160,6 +161,14 @@ class FitLimits:
     #: ... kept for a lower held-out loss by this many standard errors: both bandwidths cost the
     #: same from there on, and the subsample's choice errs wide
     refine_z: float = 1.0
+    #: where the training rows are at least ``look_back_rows_per_feature`` per feature of the
+    #: first doubled size, the first doubling follows only a look back that paid: a solve at half
+    #: the start features (fresh draws, the same ``σ`` and ``α``) beaten by the start size by more
+    #: than ``growth_tol`` on the held-out rows. With many rows per feature the held-out gains are
+    #: the features' approximation alone; where they saturate they fall tenfold a doubling (the
+    #: 2-D set at 943,718 rows: 512 -> 1,024 gained 2.8e-4 of the loss, 1,024 -> 2,048 2.4e-5,
+    #: and that doubling cost 13 of 34 s; docs/decisions/feature-look-back.md)
+    look_back_rows_per_feature: int = 256
     #: least squares' preconditioner sketches ``sketch_ratio·n/D`` rows (at least the subsample),
     #: doubled while ``sketch_patience`` conjugate-gradient iterations do not converge
     sketch_ratio: int = 8
@@ -285,6 +294,8 @@ class FitPlan:
     narrow_blocks: int = 0
     #: ``refine_factor·σ`` challenges ``σ`` on every training row at the start size
     refine: bool = False
+    #: the first doubling only where half the start features lose to the start size
+    look_back: bool = False
     #: the subsample route's basis (``basis``): "random_features" (the kernel's feature map) or
     #: "nystroem" (``block_size·max_blocks`` training rows as centres)
     basis: str = "random_features"
@@ -338,6 +349,12 @@ def dual_features(n_rows: int, limits: FitLimits = LIMITS) -> int:
 def max_feature_blocks(n_rows: int, block_size: int, limits: FitLimits = LIMITS) -> int:
     """Blocks of ``block_size`` features covering :func:`default_features` (rounded up)."""
     return math.ceil(default_features(n_rows, limits) / block_size)
+
+
+def looks_back(n_train: int, n_features: int, limits: FitLimits = LIMITS) -> bool:
+    """Whether a doubling to ``n_features`` follows a look back at half the start size: where
+    the ``n_train`` rows are at least ``look_back_rows_per_feature`` per feature."""
+    return n_train >= limits.look_back_rows_per_feature * n_features
 
 
 def feature_layout(n_components: int | None, block_size: int) -> tuple[int, int | None]:
@@ -578,6 +595,8 @@ def _subsample_plan(estimator, shape, params, limits, loss, few_rows: bool = Fal
                    refine=(not few_rows and is_auto(params["sigma"]) and fraction is not None
                            and n_train >= limits.refine_rows),
                    narrow_blocks=min(start, max(1, limits.solve_start_features // size)),
+                   look_back=(not few_rows and not nystroem and fraction is not None
+                              and most > start and looks_back(n_train, 2 * start * size, limits)),
                    basis="nystroem" if nystroem else "random_features",
                    alpha_path=nystroem and is_auto(params["alpha"]) and fraction is not None,
                    hinge_finish=nystroem and _multiclass_auto(shape, params) and fraction is not None,
@@ -612,10 +631,7 @@ def _subsample_reasons(plan: FitPlan, params: dict, limits: FitLimits, n_train: 
                        f"subsample's sigma while they pay on the held-out rows, each one solve on "
                        f"{plan.narrow_rows:,} rows (where the training rows are more) at "
                        f"{plan.narrow_blocks * plan.block_size:,} features")
-    if plan.refine:
-        reasons.append(f"{n_train:,} training rows >= refine_rows={limits.refine_rows:,}: "
-                       f"{limits.refine_factor:.3g} x sigma challenges sigma by one solve on every "
-                       f"training row at {plan.start_blocks * plan.block_size:,} features")
+    reasons += _full_size_checks(plan, limits, n_train)
     if few:
         reasons.append(f"{plan.n_components:,} features ({plan.max_blocks} blocks of "
                        f"{plan.block_size}): " + ("n_components as given" if params["n_components"]
@@ -633,6 +649,21 @@ def _subsample_reasons(plan: FitPlan, params: dict, limits: FitLimits, n_train: 
                    + (" (the squared hinge: Newton on its active rows)"
                       if "squared_hinge" in plan.losses_compared else ""))
     return tuple(reasons)
+
+
+def _full_size_checks(plan: FitPlan, limits: FitLimits, n_train: int) -> list[str]:
+    """The subsample route's checks on every training row (refinement, look back), in words."""
+    checks, start = [], plan.start_blocks * plan.block_size
+    if plan.refine:
+        checks.append(f"{n_train:,} training rows >= refine_rows={limits.refine_rows:,}: "
+                      f"{limits.refine_factor:.3g} x sigma challenges sigma by one solve on every "
+                      f"training row at {start:,} features")
+    if plan.look_back:
+        checks.append(f"{n_train:,} training rows >= {limits.look_back_rows_per_feature} per "
+                      f"feature of {2 * start:,}: the first doubling only where {start // 2:,} "
+                      "features (one solve on every training row) lose to the start size by more "
+                      "than growth_tol")
+    return checks
 
 
 def _nystroem_reason(plan: FitPlan, params: dict, limits: FitLimits) -> str:

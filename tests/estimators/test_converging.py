@@ -355,3 +355,37 @@ def test_the_full_rows_refine_the_bandwidth_only_where_the_narrower_one_pays(mon
         later, before = model.feature_growth_[2:], plain.feature_growth_[1:]
         assert [(g["n_components"], g["loss"]) for g in later] == [(g["n_components"], g["loss"]) for g in before]
         np.testing.assert_allclose(model.predict(X), plain.predict(X), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("rough, grows", [(False, False), (True, True)])
+def test_the_first_doubling_follows_only_a_look_back_that_paid(monkeypatch, rough, grows):
+    """With ``look_back`` a solve at half the start features (fresh draws, the same ``σ`` and
+    ``α``) joins ``feature_growth_``; where the start size does not beat it by ``growth_tol``
+    (a smooth target under noise: the held-out loss is the noise) the fit keeps the start size
+    without a doubling, else (a rough clean target) the doublings go on as without the look
+    back, to the same model."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(5000, 2))
+    y = (np.sin(5 * X[:, 0]) * np.cos(5 * X[:, 1]) + 0.01 * rng.standard_normal(5000) if rough
+         else np.sin(X[:, 0]) + rng.standard_normal(5000))
+    params = dict(block_size=256, random_state=0)
+    plain = DSGRegressor(**params).fit(X, y)
+    monkeypatch.setitem(planning.plan_fit.__kwdefaults__, "limits",
+                        dataclasses.replace(LIMITS, look_back_rows_per_feature=1))
+    model = DSGRegressor(**params).fit(X, y)
+    assert model.fit_plan_.look_back and not plain.fit_plan_.look_back
+    start = model.fit_plan_.start_blocks * 256
+    sizes = [g["n_components"] for g in model.feature_growth_]
+    assert sizes[:2] == [start, start // 2]
+    ours, theirs = model.feature_growth_[0], plain.feature_growth_[0]
+    assert [ours[k] for k in ("n_components", "loss", "epochs")] == \
+        [theirs[k] for k in ("n_components", "loss", "epochs")]
+    np.testing.assert_array_equal(ours["sigma"], theirs["sigma"])
+    half, first = model.feature_growth_[1]["loss"], model.feature_growth_[0]["loss"]
+    assert (half - first > LIMITS.growth_tol * first) is grows
+    if grows:
+        assert sizes[2:] == [g["n_components"] for g in plain.feature_growth_[1:]]
+        np.testing.assert_allclose(model.predict(X), plain.predict(X), rtol=1e-6, atol=1e-6)
+    else:
+        assert sizes == [start, start // 2] and model.n_components_ == start
+        assert model.best_validation_score_ == -first

@@ -319,7 +319,7 @@ class ConvergingMixin(SubsampleMixin):
         self.validation_scores_ = ([-v[best] for v in result.validation_curve]
                                    if self.early_stopping else None)
         self.best_validation_score_ = -float(result.best_loss[best]) if self.early_stopping else None
-        self.feature_growth_ = [dict(n_components=j * feature_map.block_size, loss=loss, epochs=e,
-                                     sigma=sigma, **(extra[0] if extra else {}))
+        self.feature_growth_ = [{"n_components": j * feature_map.block_size, "loss": loss, "epochs": e,
+                                 "sigma": sigma, **(extra[0] if extra else {})}
                                 for j, loss, e, sigma, *extra in history]
         self._set_fitted(expansion, result.n_epochs)
