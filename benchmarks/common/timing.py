@@ -8,17 +8,20 @@
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import torch
 from threadpoolctl import threadpool_limits
 
-__all__ = ["CLOCKS", "Stopwatch", "Timing", "measure", "set_threads", "threads"]
+__all__ = ["CLOCKS", "Stopwatch", "Timing", "measure", "milliseconds", "shape_arguments",
+           "set_threads", "threads"]
 
 #: clock name -> the function that reads it
 CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
@@ -107,6 +110,22 @@ def measure(fn: Callable[[], Any], *, repeats: int = 3, warmup: int = 1) -> Timi
         timing.wall.append(sw.wall)
         timing.cpu.append(sw.cpu)
     return timing
+
+
+def milliseconds(fn: Callable[[], Any], repeats: int) -> tuple[float, float]:
+    """Min and median wall milliseconds of ``fn`` over ``repeats`` after one warm-up."""
+    timing = measure(fn, repeats=repeats, warmup=1)
+    return 1e3 * timing.min("wall"), 1e3 * timing.median("wall")
+
+
+def shape_arguments(doc: str, result: str, argv=None):
+    """The arguments of a micro-benchmark over shapes: ``--repeats``, ``--quick`` (one small
+    shape) and ``--out DIR`` (writes ``DIR/result``)."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="one small shape: seconds")
+    parser.add_argument("--out", type=Path, help=f"write DIR/{result}")
+    return parser.parse_args(argv)
 
 
 def set_threads(n: int) -> threadpool_limits:

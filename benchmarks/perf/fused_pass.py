@@ -15,14 +15,11 @@ median of ``--repeats`` after a warm-up.
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-
 import torch
 
 from benchmarks.common.machine import machine_line
 from benchmarks.common.report import markdown_table, write_report
-from benchmarks.common.timing import measure, threads
+from benchmarks.common.timing import milliseconds, shape_arguments, threads
 from kernelstream.features.registry import make_feature_map
 from kernelstream.solvers import cached
 from kernelstream.solvers.cached import FeatureCache, chunk_rows
@@ -34,11 +31,6 @@ QUICK_SHAPES = ((20000, 1024, 1),)
 FIXED_ROWS = (64, 256, 1024)
 HEADER = ["storage", "n × D", "C", "two passes (ms)", "one pass, default rows (ms)", "rows",
           *[f"one pass, {r} rows (ms)" for r in FIXED_ROWS], "two / one"]
-
-
-def milliseconds(fn, repeats: int) -> tuple[float, float]:
-    timing = measure(fn, repeats=repeats, warmup=1)
-    return 1e3 * timing.min("wall"), 1e3 * timing.median("wall")
 
 
 def fixed_rows(rows: int):
@@ -71,11 +63,7 @@ def shape_row(n: int, D: int, C: int, storage: torch.dtype, repeats: int) -> lis
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--quick", action="store_true", help="one small shape: seconds")
-    parser.add_argument("--out", type=Path, help="write DIR/fused_pass.md")
-    args = parser.parse_args(argv)
+    args = shape_arguments(__doc__, "fused_pass.md", argv)
     rows = []
     with threads(1):
         for storage in (torch.float16, torch.float32):

@@ -13,14 +13,11 @@ order): the same numbers, different BLAS calls. Min and median of ``--repeats`` 
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-
 import torch
 
 from benchmarks.common.machine import machine_line
 from benchmarks.common.report import markdown_table, write_report
-from benchmarks.common.timing import measure, threads
+from benchmarks.common.timing import milliseconds, shape_arguments, threads
 
 #: (rows n, columns D): MNIST 8 vs 6's cache at 8,192 features, a 100,000-row one at 1,024
 SHAPES = ((10592, 8192), (100000, 1024))
@@ -28,11 +25,6 @@ QUICK_SHAPES = ((2048, 1024),)
 COLUMNS = (1, 2, 10, 16, 64)
 HEADER = ["dtype", "n × D", "C", "AᵀU (ms)", "(UᵀA)ᵀ (ms)", "ratio", "AV (ms)", "(VᵀAᵀ)ᵀ (ms)",
           "ratio"]
-
-
-def milliseconds(fn, repeats: int) -> tuple[float, float]:
-    timing = measure(fn, repeats=repeats, warmup=1)
-    return 1e3 * timing.min("wall"), 1e3 * timing.median("wall")
 
 
 def shape_rows(n: int, D: int, dtype: torch.dtype, repeats: int) -> list[list[object]]:
@@ -52,11 +44,7 @@ def shape_rows(n: int, D: int, dtype: torch.dtype, repeats: int) -> list[list[ob
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--quick", action="store_true", help="one small shape: seconds")
-    parser.add_argument("--out", type=Path, help="write DIR/narrow_products.md")
-    args = parser.parse_args(argv)
+    args = shape_arguments(__doc__, "narrow_products.md", argv)
     rows = []
     with threads(1):
         for dtype in (torch.float32, torch.float64):

@@ -327,6 +327,15 @@ def test_a_newton_step_over_the_rows_inside_the_margin_alone_reaches_the_same_mi
     assert len(shown) == 2
 
 
+def _fits_with_and_without(monkeypatch, X, y, **limits):
+    """``DSGRegressor(block_size=256)`` fitted with the default limits, then with ``limits``."""
+    params = dict(block_size=256, random_state=0)
+    plain = DSGRegressor(**params).fit(X, y)
+    monkeypatch.setitem(planning.plan_fit.__kwdefaults__, "limits",
+                        dataclasses.replace(LIMITS, **limits))
+    return plain, DSGRegressor(**params).fit(X, y)
+
+
 @pytest.mark.parametrize("noise, narrower", [(3.0, True), (0.01, False)])
 def test_the_full_rows_refine_the_bandwidth_only_where_the_narrower_one_pays(monkeypatch, noise,
                                                                               narrower):
@@ -337,11 +346,7 @@ def test_the_full_rows_refine_the_bandwidth_only_where_the_narrower_one_pays(mon
     rng = np.random.default_rng(0)
     X = rng.uniform(-2, 2, size=(5000, 2))
     y = np.sin(5 * X[:, 0]) * np.cos(5 * X[:, 1]) + noise * rng.standard_normal(5000)
-    params = dict(block_size=256, random_state=0)
-    plain = DSGRegressor(**params).fit(X, y)
-    monkeypatch.setitem(planning.plan_fit.__kwdefaults__, "limits",
-                        dataclasses.replace(LIMITS, refine_rows=4000))
-    model = DSGRegressor(**params).fit(X, y)
+    plain, model = _fits_with_and_without(monkeypatch, X, y, refine_rows=4000)
     assert model.fit_plan_.refine and not plain.fit_plan_.refine
     first, challenger = model.feature_growth_[:2]
     assert first["n_components"] == challenger["n_components"] == plain.feature_growth_[0]["n_components"]
@@ -368,11 +373,7 @@ def test_the_first_doubling_follows_only_a_look_back_that_paid(monkeypatch, roug
     X = rng.uniform(-2, 2, size=(5000, 2))
     y = (np.sin(5 * X[:, 0]) * np.cos(5 * X[:, 1]) + 0.01 * rng.standard_normal(5000) if rough
          else np.sin(X[:, 0]) + rng.standard_normal(5000))
-    params = dict(block_size=256, random_state=0)
-    plain = DSGRegressor(**params).fit(X, y)
-    monkeypatch.setitem(planning.plan_fit.__kwdefaults__, "limits",
-                        dataclasses.replace(LIMITS, look_back_rows_per_feature=1))
-    model = DSGRegressor(**params).fit(X, y)
+    plain, model = _fits_with_and_without(monkeypatch, X, y, look_back_rows_per_feature=1)
     assert model.fit_plan_.look_back and not plain.fit_plan_.look_back
     start = model.fit_plan_.start_blocks * 256
     sizes = [g["n_components"] for g in model.feature_growth_]
