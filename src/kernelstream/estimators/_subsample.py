@@ -236,12 +236,13 @@ class SubsampleMixin:
 
     def _grow_and_solve(self, cache, held, y, w, alpha, loss, sketch, plan) -> tuple:
         """The best ``θ`` over doubling feature sizes, its history ``[(blocks, held-out loss,
-        iterations, σ[, more])]``, the iterations in all and its held-out loss. A size is kept only where its held-out loss
-        is lower than the last's by more than ``growth_tol`` (relative) and by two standard
-        errors of the rows' paired differences: features are spent while they pay. A
-        classifier stops after a kept size that changed the class of at most
-        ``settled_class_changes`` held-out rows: its held-out error has stopped moving
-        measurably, and a further doubling would cost twice as much again."""
+        iterations, σ[, more])]``, the iterations in all and its held-out loss. A size is kept
+        only where its held-out loss is lower than the last's by more than ``growth_tol``
+        (relative) and by two standard errors of the rows' paired differences: features are
+        spent while they pay; the first doubling also needs a look back that paid
+        (:meth:`_half_size_pays`). A classifier stops after a kept size that changed the class
+        of at most ``settled_class_changes`` held-out rows: its held-out error has stopped
+        moving measurably, and a further doubling would cost twice as much again."""
         J, theta, best, history, total, classes = plan.start_blocks, None, None, [], 0, None
         while True:
             cache.grow(J)
