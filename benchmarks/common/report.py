@@ -10,7 +10,7 @@ from pathlib import Path
 from .data import ROOT
 from .machine import machine_line
 
-__all__ = ["command_line", "markdown_table", "write_report"]
+__all__ = ["command_line", "markdown_table", "report_or_print", "write_report"]
 
 
 def command_line(argv: Sequence[str] | None = None) -> str:
@@ -51,3 +51,13 @@ def write_report(path: Path, title: str, body: Sequence[str], *, command: str | 
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(head + list(body)).rstrip("\n") + "\n")
     return path
+
+
+def report_or_print(out: Path | None, name: str, title: str, body: Sequence[str],
+                    threads: int | None = 1) -> None:
+    """``body`` written to ``out/name`` by :func:`write_report` where ``out`` is given, else
+    printed after the machine line."""
+    if out:
+        write_report(Path(out) / name, title, body, threads=threads)
+    else:
+        print("\n".join([machine_line(threads=threads), ""] + list(body)))

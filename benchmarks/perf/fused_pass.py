@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import torch
 
-from benchmarks.common.machine import machine_line
-from benchmarks.common.report import markdown_table, write_report
+from benchmarks.common.report import markdown_table, report_or_print
 from benchmarks.common.timing import milliseconds, shape_arguments, threads
 from kernelstream.features.registry import make_feature_map
 from kernelstream.solvers import cached
@@ -74,11 +73,8 @@ def main(argv: list[str] | None = None) -> None:
             "`rmatmul(w * matmul(θ))`; one pass: `normal_matmul(θ, w)`, at `chunk_rows(D, C)` "
             "rows a chunk (the default) and at fixed chunk rows. Two / one: the ratio of the mins "
             "at the default rows (above 1: one pass is faster).", "", *markdown_table(HEADER, rows)]
-    if args.out:
-        write_report(args.out / "fused_pass.md", "A conjugate-gradient iteration's two products "
-                     "over a feature cache, in one pass or two", body, threads=1)
-    else:
-        print("\n".join([machine_line(threads=1), ""] + body))
+    report_or_print(args.out, "fused_pass.md", "A conjugate-gradient iteration's two products "
+                    "over a feature cache, in one pass or two", body)
 
 
 if __name__ == "__main__":

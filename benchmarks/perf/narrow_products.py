@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import torch
 
-from benchmarks.common.machine import machine_line
-from benchmarks.common.report import markdown_table, write_report
+from benchmarks.common.report import markdown_table, report_or_print
 from benchmarks.common.timing import milliseconds, shape_arguments, threads
 
 #: (rows n, columns D): MNIST 8 vs 6's cache at 8,192 features, a 100,000-row one at 1,024
@@ -54,11 +53,8 @@ def main(argv: list[str] | None = None) -> None:
             f"{'MKL' if torch.backends.mkl.is_available() else 'no MKL'}; one thread; ms: min / "
             f"median of {args.repeats} after a warm-up. Ratio: as written / the other order (above "
             "1: the other order is faster).", "", *markdown_table(HEADER, rows)]
-    if args.out:
-        write_report(args.out / "narrow_products.md", "Products of a tall matrix by few columns, "
-                     "in both operand orders", body, threads=1)
-    else:
-        print("\n".join([machine_line(threads=1), ""] + body))
+    report_or_print(args.out, "narrow_products.md", "Products of a tall matrix by few columns, in "
+                    "both operand orders", body)
 
 
 if __name__ == "__main__":
