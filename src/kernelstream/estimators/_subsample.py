@@ -367,11 +367,11 @@ class SubsampleMixin:
     def _refined(self, cache, held, y, w, alpha, loss, sketch, n_blocks, theta, rows, outputs,
                  history) -> tuple:
         """``refine_factor·σ`` against ``σ`` on every training row at ``n_blocks`` blocks: its
-        features written over the cache's memory, one solve from zero (``σ``'s ``θ`` on the
-        challenger's features starts worse: the 2-D set, 943,718 rows, 5.8 s from it against 3.1 s
-        from zero), kept where it pays on the held-out rows (:func:`_pays`), else the cache redrawn at ``σ``. Returns the kept
-        ``(held, θ, held-out losses, outputs, iterations spent)``; the challenger joins
-        ``history``. Record: docs/decisions/bandwidth-refinement.md."""
+        features written over the cache's memory, one solve from zero (``σ``'s ``θ`` starts the
+        challenger worse: docs/decisions/feature-look-back.md), kept where it pays on the
+        held-out rows (:func:`_pays`), else the cache redrawn at ``σ``. Returns the kept ``(held,
+        θ, held-out losses, outputs, iterations spent)``; the challenger joins ``history``.
+        Record: docs/decisions/bandwidth-refinement.md."""
         incumbent = cache.feature_map
         challenger = self._make_map(incumbent.n_features_in, incumbent.sigma * LIMITS.refine_factor,
                                     incumbent.block_size, cache_bytes=incumbent.cache_bytes)

@@ -312,17 +312,14 @@ class ColumnSketchPreconditioner:
         return (r.double() - narrow_matmul(self.V, z.to(self.V.dtype)).double()) / self.alpha
 
 
-def restricted(cache, index: torch.Tensor, X=None):
+def restricted(cache, index: torch.Tensor):
     """A cache of the rows ``index`` of ``cache`` alone (a :class:`FeatureCache` or a
     :class:`~.nystroem.NystroemCache`), their cached columns copied: a Newton step whose
-    active rows are few reads only those in each product. The products' ``1/n`` is the
-    restricted rows', so weights scale by ``len(index)/n``. For products only, unless ``X``
-    (a :class:`FeatureCache`'s): those rows of its ``X``, from which it then grows."""
+    active rows are few reads only those in each product. For products, not to be grown; the
+    products' ``1/n`` is the restricted rows', so weights scale by ``len(index)/n``."""
     rows = copy.copy(cache)
     rows.parts = [part[index] for part in cache.parts]
     rows.n_rows, rows._sketch_gram = len(index), None
-    if X is not None:
-        rows.X = X
     return rows
 
 
