@@ -94,6 +94,9 @@ BENCHMARKS: tuple[Benchmark, ...] = (
               "peers", ("time_to_accuracy.md", "time_to_accuracy.json")),
     Benchmark("perf.solver_cg", "solver='cg' against the default solver, defaults otherwise",
               ("solver_cg.md",), quick=("--only", "diabetes", "--seeds", "0"), out="file"),
+    Benchmark("perf.engine_variants", "every loss, max_iter and solver='cg' on the fit engine "
+              "against the default fit on moons, a9a and friedman1: route, error, CPU s",
+              ("engine_variants.md",)),
     Benchmark("perf.fit_cost", "CPU time, error and route of DSGClassifier() on a9a subsets of "
               "1,000 to 32,561 rows", ("fit_cost.md",),
               quick=("--sizes", "1000", "--repeats", "1"), out="file"),

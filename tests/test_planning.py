@@ -47,16 +47,20 @@ EPOCHS = dataclasses.replace(LIMITS, cache_bytes=0)
      dict(n_rows=L.cache_bytes // (ITEM * 1024)), "epochs"),                 # a block: no room
     (REGRESSOR, dict(n_rows=5000, n_features=L.dual_dense_floats // L.subsample_rows), "subsample"),
     (REGRESSOR, dict(n_rows=5000, n_features=L.dual_dense_floats // L.subsample_rows + 1), "epochs"),
-    (_with(REGRESSOR, loss="huber"), dict(n_rows=5000), "epochs"),
+    (_with(REGRESSOR, loss="huber"), dict(n_rows=5000), "subsample"),          # Newton
     (_with(CLASSIFIER, loss="squared_hinge"), dict(n_rows=5000), "subsample"),  # Newton
-    (_with(CLASSIFIER, loss="squared_hinge"), dict(n_rows=5000, n_classes=3), "epochs"),
-    (_with(CLASSIFIER, loss="log_loss"), dict(n_rows=5000), "epochs"),
+    (_with(CLASSIFIER, loss="squared_hinge"), dict(n_rows=5000, n_classes=3), "subsample"),
+    (_with(CLASSIFIER, loss="log_loss"), dict(n_rows=5000), "subsample"),
+    (_with(CLASSIFIER, loss="hinge"), dict(n_rows=5000, n_classes=3), "subsample"),
+    (_with(REGRESSOR, solver="sgd"), dict(n_rows=5000), "epochs"),            # epochs asked for
+    (_with(REGRESSOR, max_iter=5), dict(n_rows=5000), "subsample"),           # bounds Newton
     (CLASSIFIER, dict(n_rows=5000, n_classes=3), "subsample"),               # least squares
     (REGRESSOR, dict(n_rows=5000, stream=True), "epochs"),
-    (_with(REGRESSOR, checkpoint="fit.ckpt"), dict(n_rows=5000), "epochs"),  # resumable
-    (_with(REGRESSOR, loss="huber"), dict(n_rows=100), "epochs"),          # no dual solver
-    (_with(REGRESSOR, max_iter=5), dict(n_rows=100), "epochs"),            # epochs asked for
-    (_with(REGRESSOR, solver="cg"), dict(n_rows=100), "epochs"),
+    (_with(REGRESSOR, checkpoint="fit.ckpt"), dict(n_rows=5000), "subsample"),  # resumable
+    (_with(REGRESSOR, loss="huber"), dict(n_rows=100), "dual"),            # Newton on few rows
+    (_with(REGRESSOR, max_iter=5), dict(n_rows=100), "dual"),
+    (_with(REGRESSOR, solver="cg"), dict(n_rows=100), "dual"),
+    (_with(REGRESSOR, solver="sgd"), dict(n_rows=100), "epochs"),          # epochs asked for
     (_with(REGRESSOR, solver="one_pass"), dict(n_rows=100), "one_pass"),
     (REGRESSOR, dict(n_rows=100, stream=True), "epochs"),                  # streams never
     (REGRESSOR, dict(n_rows=1024, n_features=L.dual_dense_floats // 1024, sparse=True), "dual"),
@@ -266,8 +270,11 @@ def test_a_fitted_estimator_keeps_the_plan_of_the_route_it_took():
     once = DSGRegressor(**small, sigma=1.0, alpha=1e-4).fit(X, y)
     assert once.fit_plan_.route == "subsample" and once.fit_plan_.selection == "none"
     assert once.loss_curve_ and once.n_components_ == 128
-    epochs = DSGRegressor(**small, sigma=1.0, alpha=1e-4, loss="huber").fit(X, y)
+    epochs = DSGRegressor(**small, sigma=1.0, alpha=1e-4, solver="sgd").fit(X, y)
     assert epochs.fit_plan_.route == "epochs" and epochs.fit_plan_.selection == "none"
+    huber = DSGRegressor(**small, sigma=1.0, alpha=1e-4, loss="huber").fit(X, y)
+    assert huber.fit_plan_.route == "subsample" and huber.fit_plan_.loss == "huber"
+    assert [r["stage"] for r in huber.fit_plan_.stages][-1] == "newton"
     text = str(once.fit_plan_)
     assert text.startswith("DSGRegressor.fit on arrays of 2,100 rows x 5 features")
     assert "dual_max_rows=2,048" in text
@@ -321,8 +328,7 @@ def test_the_nystroem_basis_takes_its_centres_from_the_training_rows(params, n_r
 @pytest.mark.parametrize("params, shape, why", [
     (_with(CLASSIFIER, basis="nystroem"), dict(n_rows=L.dual_max_rows), "solved exactly in the dual"),
     (_with(CLASSIFIER, basis="nystroem"), dict(n_rows=10000, sparse=True), "sparse rows"),
-    (_with(CLASSIFIER, basis="nystroem", max_iter=5), dict(n_rows=10000), "max_iter given"),
-    (_with(CLASSIFIER, basis="nystroem", loss="logistic"), dict(n_rows=10000), "no dual or subsample"),
+    (_with(CLASSIFIER, basis="nystroem", solver="sgd"), dict(n_rows=10000), "solver='sgd'"),
     (_with(CLASSIFIER, basis="nystroem", solver="one_pass"), dict(n_rows=10000), "solver='one_pass'"),
 ])
 def test_a_nystroem_basis_off_the_subsample_route_is_a_clear_error(params, shape, why):

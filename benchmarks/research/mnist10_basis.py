@@ -12,7 +12,7 @@ The default ``DSGClassifier()`` reaches 1.82% in 144 CPU s (32,768 random Fourie
   (``(K_nMᵀK_nM + nα K_MM) β = K_nMᵀY``).
 - ``loss``: every one of the 60,000 training rows at 32,768 features: least squares, then the
   squared hinge one-vs-rest by the subsample route's Newton
-  (:func:`kernelstream.estimators._subsample._newton_hinge`) warm from it.
+  (:func:`kernelstream.solvers.newton.newton_squared_hinge`) warm from it.
 
     python -m benchmarks.research.mnist10_basis --out benchmarks/results
     python -m benchmarks.research.mnist10_basis --quick --out /tmp/bench
@@ -30,7 +30,7 @@ import torch
 from benchmarks.common.data import official_split
 from benchmarks.common.report import markdown_table, write_report
 from benchmarks.common.timing import threads
-from kernelstream.estimators._subsample import _newton_hinge
+from kernelstream.solvers.newton import newton_squared_hinge as _newton_hinge
 from kernelstream.features import make_feature_map
 from kernelstream.planning import LIMITS
 from kernelstream.solvers.cached import FeatureCache, SketchPreconditioner, ridge_pcg

@@ -163,10 +163,10 @@ def alpha_path(n_train: int, centres: int, alphas, sketch: int) -> list[list[str
 def hinge_from_least_squares(n_train: int, centres: int, alpha: float, sketch: int,
                              steps: int) -> list[list[str]]:
     """Least squares from zero, then the library's Newton steps of the squared hinge
-    (:func:`~kernelstream.estimators._subsample._newton_hinge`, each over the rows inside some
+    (:func:`~kernelstream.solvers.newton.newton_squared_hinge`, each over the rows inside some
     margin where they are few) from its solution: one row per solve, the held-out hinge loss
     and error, the test error, CPU s (evaluation excluded)."""
-    from kernelstream.estimators._subsample import _newton_hinge
+    from kernelstream.solvers.newton import newton_squared_hinge as _newton_hinge
 
     (signs, y_test, train, held), cache, others, setup = split_basis(n_train, centres)
     table, clock = [], {"start": time.process_time(), "paused": 0.0}

@@ -26,18 +26,18 @@ from benchmarks.common.report import markdown_table, write_report
 from benchmarks.common.timing import threads
 from kernelstream import DSGClassifier
 from kernelstream.estimators import _subsample
-from kernelstream.solvers import nystroem
+from kernelstream.solvers import engine, newton, nystroem
 
 #: (owner, method, what it is)
 STAGES = (
     (_subsample.SubsampleMixin, "_subsample_choice", "σ, α by leave-one-out on the subsample"),
-    (_subsample.SubsampleMixin, "_narrowed", "σ/2 challenges σ (narrowing check)"),
+    (_subsample, "narrowed", "σ/2 challenges σ (narrowing check)"),
     (nystroem.NystroemBasis, "grow", "the basis: K_CC (float64) and its Cholesky factor"),
     (nystroem.NystroemCache, "grow", "K_XC of the training rows (and the basis, inside)"),
-    (_subsample.SubsampleMixin, "_grow_and_solve", "least squares at the carried α"),
-    (_subsample.SubsampleMixin, "_alpha_path", "the path of α at the final size"),
-    (_subsample, "_newton_step", "one Newton step of the squared hinge"),
-    (_subsample.SubsampleMixin, "_hinge_finish", "the squared hinge (every step)"),
+    (engine, "grow_and_solve", "least squares at the carried α"),
+    (engine, "alpha_path", "the path of α at the final size"),
+    (newton, "_newton_step", "one Newton step of the squared hinge"),
+    (engine, "hinge_finish", "the squared hinge (every step)"),
 )
 
 

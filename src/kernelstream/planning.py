@@ -21,6 +21,7 @@ from .solvers.conjugate import QUADRATIC_LOSSES
 from .solvers.direct import DIRECT_MAX_FEATURES
 from .solvers.dual import DUAL_MAX_ROWS
 from .solvers.lengthscales import MIN_ROWS_PER_LENGTHSCALE, PER_FEATURE_LOO_RATIO
+from .solvers.newton import NEWTON_LOSSES
 
 __all__ = ["is_auto", "FitLimits", "FitPlan", "GaussianProcessPlan", "DataShape", "LIMITS", "plan_fit",
            "plan_gaussian_process", "default_features",
@@ -30,6 +31,8 @@ __all__ = ["is_auto", "FitLimits", "FitPlan", "GaussianProcessPlan", "DataShape"
 
 #: the losses the exact dual route solves
 DUAL_LOSSES = (*QUADRATIC_LOSSES, "squared_hinge")
+#: the solvers whose fits run on the engine (the subsample's choice, then full-size solves)
+ENGINE_SOLVERS = ("preconditioned", "cg")
 
 
 def default_cache_bytes(most: int = 8 * 2**30) -> int:
@@ -211,6 +214,14 @@ class FitLimits:
     #: where they are at most this share of the rows (copying them costs about one pass over
     #: the cache; each iteration then reads only them)
     newton_restrict_share: float = 0.75
+    #: a piecewise-linear loss (hinge, absolute, quantile, ε-insensitive) is solved by Newton
+    #: on its Moreau envelope of each of these widths in turn, warm (the last one is the loss
+    #: the model minimises; targets standardised, margins of 1)
+    smoothing_path: tuple[float, ...] = (1.0, 0.1)
+    #: ... each step's preconditioner factors the sketch rows of curvature at least this share
+    #: of the largest (the others, outside a hinge's zone or far from a logistic boundary,
+    #: add little to the Hessian)
+    newton_sketch_share: float = 1e-3
 
 
 #: the limits every estimator plans with
@@ -308,6 +319,11 @@ class FitPlan:
     #: the rows and L-BFGS iterations of a regressor's per-feature lengthscales (0: none)
     lengthscale_rows: int = 0
     lengthscale_iterations: int = 0
+    #: the thresholds the fit runs with (``solve_tol`` and ``newton_max_steps`` as ``tol`` and
+    #: ``max_iter`` set them): no executor reads a global table
+    limits: FitLimits = field(default=LIMITS, repr=False, compare=False)
+    #: after an engine fit, what each stage did and cost (:class:`~kernelstream.solvers.stages.StageLog`)
+    stages: tuple[dict, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def n_components(self) -> int:
@@ -329,7 +345,25 @@ class FitPlan:
             loss += ", then 'squared_hinge' one-vs-rest where it pays"
         lines = [head + ":", f"  route: {self.route} (solver {self.solver!r}), loss {loss}"]
         lines += [f"  - {reason}" for reason in self.reasons]
+        if self.stages:
+            total = sum(r["seconds"] for r in self.stages)
+            lines.append(f"  stages ({total:.2f} CPU s in all):")
+            lines += [f"  - {_stage_line(record)}" for record in self.stages]
         return "\n".join(lines)
+
+
+def _stage_line(record: dict) -> str:
+    """One stage of a fit in words: its name, CPU seconds and facts."""
+    facts = []
+    for key, value in record.items():
+        if key in ("stage", "seconds"):
+            continue
+        if isinstance(value, float):
+            value = f"{value:.4g}"
+        elif hasattr(value, "__len__") and not isinstance(value, str):
+            value = f"{len(value)} lengthscales"
+        facts.append(f"{key.replace('_', ' ')} {value}")
+    return f"{record['stage']}: {record['seconds']:.2f} s" + (f" ({', '.join(facts)})" if facts else "")
 
 
 def default_features(n_rows: int, limits: FitLimits = LIMITS) -> int:
@@ -387,7 +421,7 @@ def resolve_loss(loss: str, solver: str, n_classes: int | None, few_rows: bool,
     """
     if n_classes is None or loss != "auto":
         return "logistic" if loss == "log_loss" else loss
-    if solver == "preconditioned" and n_classes == 2:
+    if solver in ("preconditioned", "sgd") and n_classes == 2:
         return limits.auto_binary_loss
     if solver == "cg" or (solver == "preconditioned" and few_rows):
         return "squared"
@@ -395,10 +429,10 @@ def resolve_loss(loss: str, solver: str, n_classes: int | None, few_rows: bool,
 
 
 def _dual_possible(shape: DataShape, params: dict, limits: FitLimits) -> bool:
-    """The dual route's conditions but the loss's: the default solver and ``max_iter``, few rows
-    in memory (sparse ones only when their dense copy is small)."""
-    return (not shape.stream and params["solver"] == "preconditioned"
-            and params["max_iter"] == "auto" and shape.n_rows <= limits.dual_max_rows
+    """The dual route's conditions but the loss's: the engine's solver ("preconditioned" or
+    "cg"), a cache (``cache_bytes=0`` never caches: epochs), few rows in memory (sparse ones only when their dense copy is small)."""
+    return (not shape.stream and params["solver"] in ENGINE_SOLVERS and limits.cache_bytes > 0
+            and shape.n_rows <= limits.dual_max_rows
             and (not shape.sparse or shape.n_rows * shape.n_features <= limits.dual_dense_floats))
 
 
@@ -447,11 +481,10 @@ def _cache_item_bytes(params: dict, limits: FitLimits) -> int:
 
 def _subsample_possible(shape: DataShape, params: dict, limits: FitLimits) -> bool:
     """The subsample route's conditions but the loss's and the cache's: arrays beyond the dual
-    route with the default solver and ``max_iter``, no checkpoint (the route keeps none: a
-    checkpointed fit runs by epochs, which resume), and a subsample whose dense copy is small."""
-    return (not shape.stream and params["solver"] == "preconditioned"
-            and params["max_iter"] == "auto" and shape.n_rows > limits.dual_max_rows
-            and params.get("checkpoint") is None  # a checkpointed fit resumes its epochs
+    route with the engine's solver ("preconditioned" or "cg") and a subsample whose dense copy
+    is small."""
+    return (not shape.stream and params["solver"] in ENGINE_SOLVERS
+            and shape.n_rows > limits.dual_max_rows
             and limits.subsample_rows * shape.n_features <= limits.dual_dense_floats)
 
 
@@ -502,7 +535,7 @@ def plan_fit(estimator: str, shape: DataShape, params: dict, *, warm: bool = Fal
     """
     if params.get("solver", "one_pass") == "one_pass":
         _check_basis(shape, params, limits, params.get("loss", "squared"), why="solver='one_pass'")
-        return _one_pass_plan(estimator, shape, params, limits)
+        return dataclasses.replace(_one_pass_plan(estimator, shape, params, limits), limits=limits)
     budget = params.get("cache_bytes", "auto")
     if not is_auto(budget):
         limits = dataclasses.replace(limits, cache_bytes=int(budget))
@@ -512,15 +545,33 @@ def plan_fit(estimator: str, shape: DataShape, params: dict, *, warm: bool = Fal
                         few_rows or subsample, limits)
     if warm:
         _check_basis(shape, params, limits, loss, warm)
-        return _warm_plan(estimator, shape, params, limits, loss)
-    if few_rows and loss in DUAL_LOSSES:
-        return _subsample_plan(estimator, shape, params, limits, loss, few_rows=True)
-    if subsample and (loss == "squared" or (loss == "squared_hinge" and shape.n_classes == 2)):
+        return dataclasses.replace(_warm_plan(estimator, shape, params, limits, loss), limits=limits)
+    if few_rows and engine_solves(loss):
+        return _subsample_plan(estimator, shape, params, _engine_limits(params, limits), loss,
+                               few_rows=True)
+    if subsample and engine_solves(loss):
         if _cache_holds_a_block(shape, params, limits):
-            return _subsample_plan(estimator, shape, params, limits, loss)
+            return _subsample_plan(estimator, shape, params, _engine_limits(params, limits), loss)
         _check_cache_budget(shape, params, limits)
     _check_basis(shape, params, limits, loss)
-    return _epochs_plan(estimator, shape, params, limits, loss)
+    return dataclasses.replace(_epochs_plan(estimator, shape, params, limits, loss), limits=limits)
+
+
+def engine_solves(loss: str) -> bool:
+    """Whether the engine solves ``loss`` (its name at the planner: "logistic" is also the
+    softmax): least squares, the squared hinge and every loss of Newton's method."""
+    return loss in DUAL_LOSSES or loss in NEWTON_LOSSES
+
+
+def _engine_limits(params: dict, limits: FitLimits) -> FitLimits:
+    """The limits an engine fit runs with: ``tol`` its solves' tolerance (``None``: the
+    table's), ``max_iter`` its Newton steps a solve (``"auto"``: the table's)."""
+    changes = {}
+    if params.get("tol") is not None:
+        changes["solve_tol"] = float(params["tol"])
+    if params.get("max_iter", "auto") != "auto":
+        changes["newton_max_steps"] = int(params["max_iter"])
+    return dataclasses.replace(limits, **changes) if changes else limits
 
 
 def _check_basis(shape: DataShape, params: dict, limits: FitLimits, loss: str,
@@ -534,7 +585,7 @@ def _check_basis(shape: DataShape, params: dict, limits: FitLimits, loss: str,
            "exactly in the dual)" if shape.n_rows <= limits.dual_max_rows and not shape.stream
            else _why_epochs(shape, params, limits, loss))
     raise ValueError(f"basis='nystroem' needs the subsample route (in-memory dense arrays of more "
-                     f"than {limits.dual_max_rows:,} rows, the default solver and max_iter); this "
+                     f"than {limits.dual_max_rows:,} rows, the engine's solver); this "
                      f"fit cannot take it: {why}. Pass basis='random_features'.")
 
 
@@ -552,13 +603,23 @@ def _multiclass_auto(shape: DataShape, params: dict) -> bool:
     return (shape.n_classes or 0) >= 3 and params.get("loss") == "auto"
 
 
+def _compared_losses(shape: DataShape, params: dict, loss: str) -> tuple[str, ...]:
+    """The losses the subsample's leave-one-out compares: least squares and the squared hinge
+    for two classes with ``loss="auto"`` (not with ``solver="cg"``), the loss itself where the
+    dual solves it, else least squares (the loss is then solved by Newton at full size)."""
+    if shape.n_classes == 2 and params.get("loss") == "auto" and params["solver"] != "cg":
+        return ("squared", "squared_hinge")
+    if loss in QUADRATIC_LOSSES or (loss == "squared_hinge" and shape.n_classes == 2):
+        return (loss,)
+    return ("squared",)
+
+
 def _subsample_plan(estimator, shape, params, limits, loss, few_rows: bool = False) -> FitPlan:
     scales, _, dual_alphas = _candidates(params, limits)
-    binary_auto = shape.n_classes == 2 and params.get("loss") == "auto"
     nystroem = nystroem_basis(params, None if few_rows else shape)
     if nystroem and (few_rows or shape.sparse):
         _check_basis(shape, params, limits, loss)
-    losses = ("squared", "squared_hinge") if binary_auto else (loss,)
+    losses = _compared_losses(shape, params, loss)
     n_train, fraction = (shape.n_rows, None) if few_rows else _subsample_split(shape, params)
     size, blocks = feature_layout(params["n_components"], params["block_size"])
     if nystroem and params.get("basis") == "auto":  # the full basis, on rows enough, or none
@@ -579,8 +640,8 @@ def _subsample_plan(estimator, shape, params, limits, loss, few_rows: bool = Fal
         start = min(most, max(1, limits.solve_start_features // size)) if fraction else most
     m = min(limits.few_rows_subsample if few_rows else limits.subsample_rows, n_train)
     chooses_any = scales is not None or len(dual_alphas) > 1 or len(losses) > 1
-    plan = FitPlan(**_common(estimator, shape, params, limits, losses[0]),
-                   route="dual" if few_rows else "subsample",
+    plan = FitPlan(**_common(estimator, shape, params, limits, losses[0] if loss in losses else loss),
+                   limits=limits, route="dual" if few_rows else "subsample",
                    losses_compared=losses, selection="leave_one_out" if chooses_any else "none",
                    fallback_selection=None,
                    selection_rows=m, sigma_scales=scales, alphas=dual_alphas,
@@ -609,12 +670,14 @@ def _subsample_reasons(plan: FitPlan, params: dict, limits: FitLimits, n_train: 
     s = plan.shape
     chooses_any = plan.selection != "none"
     few = plan.route == "dual"
-    reasons = [f"{s.n_rows:,} rows <= dual_max_rows={limits.dual_max_rows:,} with the default solver "
-               "and max_iter: every row trains, chosen on a subsample, solved exactly in the dual"
+    solver = f"solver={params['solver']!r}"
+    reasons = [f"{s.n_rows:,} rows <= dual_max_rows={limits.dual_max_rows:,} with {solver}: "
+               "every row trains, chosen on a subsample, solved exactly in the dual"
                if few else
-               f"{s.n_rows:,} rows > dual_max_rows={limits.dual_max_rows:,} in memory with the "
-               "default solver and max_iter: chosen on a subsample, solved once per feature size",
-               _losses_reason(plan.losses_compared).replace("leave-one-out", "subsample leave-one-out")]
+               f"{s.n_rows:,} rows > dual_max_rows={limits.dual_max_rows:,} in memory with "
+               f"{solver}: chosen on a subsample, solved once per feature size",
+               _losses_reason(plan.losses_compared).replace("leave-one-out", "subsample leave-one-out")
+               if plan.loss in plan.losses_compared else _newton_reason(plan, limits)]
     reasons.append(f"{_grid(plan.sigma_scales, plan.dual_alphas)} by the exact leave-one-out on "
                    f"{plan.selection_rows:,} seeded training rows at {plan.selection_features:,} "
                    "features" + ("; alpha carried to the training rows as alpha*m/n"
@@ -649,6 +712,17 @@ def _subsample_reasons(plan: FitPlan, params: dict, limits: FitLimits, n_train: 
                    + (" (the squared hinge: Newton on its active rows)"
                       if "squared_hinge" in plan.losses_compared else ""))
     return tuple(reasons)
+
+
+def _newton_reason(plan: FitPlan, limits: FitLimits) -> str:
+    """How a loss that the subsample's leave-one-out does not solve is chosen for and solved."""
+    smoothed = plan.loss in ("hinge", "absolute", "quantile", "epsilon_insensitive")
+    return (f"loss {plan.loss!r}: sigma and alpha by least squares' leave-one-out, then each "
+            f"solve by damped Newton steps (at most newton_max_steps={limits.newton_max_steps} "
+            "a solve, each a preconditioned conjugate-gradient solve to "
+            f"solve_tol={limits.solve_tol:g} at the end)"
+            + (f" on the loss's envelopes of widths {', '.join(f'{m:g}' for m in limits.smoothing_path)}"
+               if smoothed else ""))
 
 
 def _full_size_checks(plan: FitPlan, limits: FitLimits, n_train: int) -> list[str]:
@@ -749,13 +823,10 @@ def _why_epochs(s: DataShape, params: dict, limits: FitLimits, loss: str) -> str
     """Why a fit goes by epochs rather than the dual or the subsample route, in words."""
     if s.stream:
         return "a stream"
-    if loss not in DUAL_LOSSES or (loss == "squared_hinge" and s.n_rows > limits.dual_max_rows
-                                   and s.n_classes != 2):
-        return f"loss {loss!r} has no dual or subsample solver"
-    if params["max_iter"] != "auto" or params["solver"] != "preconditioned":
-        return "solver or max_iter given"
-    if params.get("checkpoint") is not None:
-        return "a checkpoint resumes epochs"
+    if params["solver"] not in ENGINE_SOLVERS:
+        return f"solver={params['solver']!r}: the paper's doubly stochastic epochs"
+    if not engine_solves(loss):
+        return f"loss {loss!r} has no solver on the engine"
     if s.n_rows <= limits.dual_max_rows:
         return f"sparse rows whose dense copy exceeds {limits.dual_dense_floats:,} values"
     if limits.subsample_rows * s.n_features > limits.dual_dense_floats:

@@ -150,11 +150,11 @@ def test_json_and_quiet_outputs(regression_csv, tmp_path):
     assert run("evaluate", model, path, "-q").output == ""
 
 
-def test_progress_bar_shows_epochs_and_the_loss(regression_csv, tmp_path):
+def test_progress_bar_shows_the_engines_stages(regression_csv, tmp_path):
     X, y, path = regression_csv
     result = run("fit", path, "--task", "regression", "-o", tmp_path / "m.kst",
                  "--n-components", 64, "--sigma", 1.0, "--alpha", 1e-4, "--max-iter", 2)
-    assert "epoch" in result.stderr and "loss=" in result.stderr
+    assert "stage" in result.stderr and "solve: " in result.stderr
     assert "DSGRegressor fitted on 300 rows x 2 features" in result.output
 
 

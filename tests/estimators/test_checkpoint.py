@@ -23,7 +23,7 @@ from kernelstream.solvers.selection import STAGE_EPOCHS
 
 from support import ROOT
 
-SMALL = dict(block_size=64, batch_size=256, random_state=0)
+SMALL = dict(block_size=64, batch_size=256, random_state=0, solver="sgd")  # the epochs resume
 
 
 def _regression(n, seed=0):
@@ -35,6 +35,10 @@ def _same(a, b, where="state"):
     """Recursive bit-for-bit equality of state dicts, arrays, lists and numbers."""
     if isinstance(a, torch.Tensor):
         assert isinstance(b, torch.Tensor) and a.dtype == b.dtype and torch.equal(a, b), where
+    elif isinstance(a, np.ndarray) and a.dtype == object:  # per-feature sigma among numbers
+        assert isinstance(b, np.ndarray) and a.shape == b.shape, where
+        for i, (x, y) in enumerate(zip(a, b)):
+            _same(x, y, f"{where}[{i}]")
     elif isinstance(a, np.ndarray):
         assert np.array_equal(a, b), where
     elif isinstance(a, dict):
@@ -194,7 +198,7 @@ def _writes(path, process, count, timeout=120.0):
 @pytest.mark.slow
 def test_sigkill_mid_fit_then_resume_gives_the_uninterrupted_model(tmp_path, snapshots):
     """A real process killed with SIGKILL in the middle of an epoch; its checkpoint resumes here."""
-    params = dict(block_size=128, batch_size=512, random_state=0, n_components=512, max_iter=16,
+    params = dict(block_size=128, batch_size=512, random_state=0, n_components=512, max_iter=16, solver="sgd",
                   tol=None)
     path = tmp_path / "killed.ckpt"
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), OMP_NUM_THREADS="1")
@@ -213,6 +217,43 @@ def test_sigkill_mid_fit_then_resume_gives_the_uninterrupted_model(tmp_path, sna
     resumed = DSGRegressor(**params, checkpoint=tmp_path / "resumed.ckpt").fit(X, y, resume=path)
     whole = DSGRegressor(**params).fit(X, y)
     assert len(snapshots) == epochs_run(whole) - 3  # it went on after the third epoch
+    assert_same_fit(resumed, whole, X)
+
+
+_KILLED_ENGINE_FIT = """
+import sys
+import numpy as np
+from kernelstream import DSGRegressor
+rng = np.random.default_rng(1)
+X = rng.uniform(-3, 3, (20000, 2))
+y = np.sin(3 * X[:, 0]) * np.cos(3 * X[:, 1]) + 0.05 * rng.standard_normal(20000)
+DSGRegressor(random_state=0, block_size=256, checkpoint=sys.argv[1]).fit(X, y)
+"""
+
+
+@pytest.mark.slow
+def test_sigkill_of_an_engine_fit_then_resume_gives_the_fit_without_a_checkpoint(tmp_path):
+    """The fit engine's defaults in a real process killed with SIGKILL after its first
+    checkpoint (the choice of sigma and alpha), in its feature sizes: resumed here it skips the
+    choice and ends with the model of the same fit without a checkpoint, bit for bit."""
+    path = tmp_path / "killed.ckpt"
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), OMP_NUM_THREADS="1")
+    process = subprocess.Popen([sys.executable, "-c", _KILLED_ENGINE_FIT, str(path)], env=env,
+                               stderr=subprocess.PIPE)
+    try:
+        writes = _writes(path, process, count=1)
+        assert process.poll() is None, process.stderr.read().decode()[-2000:]
+        process.send_signal(signal.SIGKILL)
+    finally:
+        process.kill()
+        process.wait()
+    assert writes == 1 and process.returncode == -signal.SIGKILL
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-3, 3, (20000, 2))
+    y = np.sin(3 * X[:, 0]) * np.cos(3 * X[:, 1]) + 0.05 * rng.standard_normal(20000)
+    resumed = DSGRegressor(random_state=0, block_size=256).fit(X, y, resume=path)
+    whole = DSGRegressor(random_state=0, block_size=256).fit(X, y)
+    assert resumed.fit_plan_.stages[0]["stage"] == "features"  # the choice was read back
     assert_same_fit(resumed, whole, X)
 
 
@@ -333,10 +374,38 @@ def test_conjugate_gradients_resume_with_their_direction(tmp_path, snapshots):
     """``solver="cg"``: the iterate and the next search direction are in every checkpoint, so a
     fit resumed from any of them ends with the uninterrupted model."""
     X, y = _regression(1500)
-    params = dict(SMALL, solver="cg", sigma=0.5, alpha=1e-6, n_components=128, max_iter=8, tol=None)
+    params = dict(SMALL, solver="cg", sigma=0.5, alpha=1e-6, n_components=128, max_iter=8, tol=None,
+                  cache_bytes=0)  # conjugate-gradient epochs, regenerating the features
     whole = DSGRegressor(**params).fit(X, y)
     DSGRegressor(**params, checkpoint=tmp_path / "fit.ckpt").fit(X, y)
     written = list(snapshots)
     assert whole.n_iter_ == 8 == len(written) - 1
     for path in written[1:]:
         assert_same_fit(DSGRegressor(**params).fit(X, y, resume=path), whole, X)
+
+
+@pytest.mark.parametrize("estimator, loss", [(DSGRegressor, "squared"), (DSGClassifier, "logistic")])
+def test_the_engine_checkpoints_its_choice_and_each_size_and_resumes_each(tmp_path, snapshots,
+                                                                         estimator, loss):
+    """The fit engine (no ``solver`` given): a checkpointed fit is the model of the same fit
+    without one; a checkpoint after the selection and one after each feature size that paid;
+    a fit resumed from any of them skips what it holds and ends with that model, bit for bit."""
+    from sklearn.datasets import make_classification
+
+    if estimator is DSGRegressor:
+        rng = np.random.default_rng(0)
+        X = rng.uniform(-3, 3, (6000, 2))
+        y = np.sin(2 * X[:, 0]) * np.cos(X[:, 1]) + 0.05 * rng.standard_normal(6000)
+    else:
+        X, y = make_classification(6000, 8, n_informative=6, flip_y=0.01, random_state=0)
+    params = dict(block_size=256, random_state=0, loss=loss)
+    whole = estimator(**params).fit(X, y)
+    assert whole.fit_plan_.route == "subsample" and len(whole.fit_plan_.stages) > 3
+    checkpointed = estimator(**params, checkpoint=tmp_path / "fit.ckpt").fit(X, y)
+    assert_same_fit(checkpointed, whole, X)
+    sizes = sum(record["stage"] == "solve" for record in whole.fit_plan_.stages)
+    assert len(snapshots) == sizes  # the choice, then each size that was followed by another
+    for path in list(snapshots):
+        resumed = estimator(**params).fit(X, y, resume=path)
+        assert_same_fit(resumed, whole, X)
+        assert resumed.fit_plan_.stages[0]["stage"] != "selection"  # the choice was read back

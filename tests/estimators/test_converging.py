@@ -65,23 +65,22 @@ def test_a_classifier_stops_growing_once_a_doubling_changes_no_held_out_class(mo
 
 
 @pytest.mark.parametrize("changes, settles", [(-1, False), (10**9, True)])
-def test_the_class_changes_that_settle_the_growth_are_the_limit(monkeypatch, changes, settles):
+def test_the_class_changes_that_settle_the_growth_are_the_limit(changes, settles):
     """Any number of changed classes settles the growth at a limit above it (two sizes: the
     least a change is counted on); none does at a limit below zero, and the growth goes on
     while the held-out loss pays."""
-    import kernelstream.estimators._subsample as subsample
-
-    monkeypatch.setattr(subsample, "LIMITS", dataclasses.replace(LIMITS, settled_class_changes=changes))
     X, y = make_classification(4000, n_features=10, n_informative=6, n_redundant=0,
                                class_sep=1.0, flip_y=0.05, random_state=0)
-    model = DSGClassifier(random_state=0).fit(X, y)
+    model = DSGClassifier(random_state=0).fit(
+        X, y, limits=dataclasses.replace(LIMITS, settled_class_changes=changes))
+    assert model.fit_plan_.limits.settled_class_changes == changes
     assert model.fit_plan_.route == "subsample" and model.fit_plan_.max_blocks > 2
     assert (len(model.feature_growth_) == 2) == settles
 
 
 def test_epochs_choose_sigma_and_alpha_and_stop_early():
     X, y, f = _regression()
-    model = DSGRegressor(**SMALL, max_iter=100).fit(X, y)
+    model = DSGRegressor(**SMALL, solver="sgd", max_iter=100).fit(X, y)
     assert model.alpha_ in ALPHAS
     median = median_distance(X, seed=model.seed_ % 2**32)
     assert min(abs(model.sigma_ / median - s) for s in SIGMA_SCALES) < 1e-6
@@ -123,7 +122,7 @@ def test_without_early_stopping_the_fit_is_the_closed_form_ridge_on_its_features
     X, y, _ = _regression(2000)
     alpha = 1e-3
     model = DSGRegressor(sigma=0.8, alpha=alpha, n_components=128, early_stopping=False, tol=None,
-                         max_iter=40, dtype="float64", **SMALL).fit(X, y)
+                         solver="sgd", max_iter=40, dtype="float64", **SMALL).fit(X, y)
     assert model.n_iter_ == 40 and model.validation_scores_ is None
     Phi = model.expansion_.feature_map.transform(torch.as_tensor(X), 1).numpy()
     target = (y - model.y_offset_[0]) / model.y_scale_[0]
@@ -137,12 +136,12 @@ def test_without_early_stopping_the_fit_is_the_closed_form_ridge_on_its_features
 
 def test_warm_start_continues_from_the_fitted_model():
     X, y, _ = _regression(3000)
-    model = DSGRegressor(sigma=0.5, warm_start=True, max_iter=2, tol=None, **SMALL).fit(X, y)
+    model = DSGRegressor(sigma=0.5, warm_start=True, solver="sgd", max_iter=2, tol=None, **SMALL).fit(X, y)
     first = (model.sigma_, model.alpha_, model.n_components_, model.best_validation_score_)
     model.fit(X, y)
     assert (model.sigma_, model.alpha_, model.n_components_) == first[:3]
     assert model.best_validation_score_ >= first[3] - 1e-2 * abs(first[3])  # no restart from zero
-    cold = DSGRegressor(sigma=0.5, max_iter=2, tol=None, **SMALL).fit(X, y)
+    cold = DSGRegressor(sigma=0.5, solver="sgd", max_iter=2, tol=None, **SMALL).fit(X, y)
     assert cold.feature_growth_[0]["n_components"] == 128  # a cold fit starts over
 
 
@@ -210,7 +209,7 @@ def test_the_squared_hinges_newton_stops_once_a_step_is_below_the_solve_toleranc
     the first step solved to the solve's tolerance that moves ``θ`` by less than it (10,000
     rows: 16 steps, 10 of them of one conjugate-gradient iteration each, before). The long
     steps before it are solved loosely (inexact Newton)."""
-    import kernelstream.estimators._subsample as subsample
+    import kernelstream.solvers.newton as subsample
     from kernelstream.features import make_feature_map
     from kernelstream.solvers.cached import FeatureCache
 
@@ -232,9 +231,9 @@ def test_the_squared_hinges_newton_stops_once_a_step_is_below_the_solve_toleranc
     cache.grow(1)
     rows = torch.arange(n)
     signs = torch.tensor(2.0 * y - 1, dtype=torch.float64)[:, None]
-    solve = subsample._newton_hinge(cache, signs, torch.ones(n, dtype=torch.float64), 6.77e-6,
+    solve = subsample.newton_squared_hinge(cache, signs, torch.ones(n, dtype=torch.float64), 6.77e-6,
                                     (rows[:1024], rows), None, LIMITS)
-    tol = subsample.solve_tol(6.77e-6)
+    tol = subsample.solve_tol(6.77e-6, LIMITS)
     tight = [moved for moved, step_tol in steps if step_tol == tol]
     assert any(step_tol > tol for _, step_tol in steps)  # the long steps, loosely
     assert steps[-1][1] == tol and steps[-1][0] <= tol
@@ -242,7 +241,7 @@ def test_the_squared_hinges_newton_stops_once_a_step_is_below_the_solve_toleranc
     margin = (signs * cache.matmul(solve.theta)).reshape(-1)
     assert float((margin > 0).double().mean()) > 0.9
     steps.clear()  # capped at two steps: the last is solved to the tolerance all the same
-    subsample._newton_hinge(cache, signs, torch.ones(n, dtype=torch.float64), 6.77e-6,
+    subsample.newton_squared_hinge(cache, signs, torch.ones(n, dtype=torch.float64), 6.77e-6,
                             (rows[:1024], rows), None,
                             dataclasses.replace(LIMITS, newton_max_steps=2))
     assert len(steps) == 2 and steps[0][1] > tol and steps[1][1] == tol
@@ -261,7 +260,7 @@ def test_the_squared_hinges_newton_solves_every_class_at_once_as_each_alone():
     gradient ``Φ̃ᵀ(a ⊙ (f − y))/n + αθ`` (``a``: inside the margin) vanishes. (The minimisers
     themselves differ along the nearly flat directions that the intercept shares with the
     features.)"""
-    import kernelstream.estimators._subsample as subsample
+    import kernelstream.solvers.newton as subsample
     from kernelstream.features import make_feature_map
     from kernelstream.solvers.cached import FeatureCache
 
@@ -283,8 +282,8 @@ def test_the_squared_hinges_newton_solves_every_class_at_once_as_each_alone():
         gradient = cache.rmatmul(inside * (outputs - signs)) / n + penalty * theta
         return value, gradient.norm(dim=0) / (cache.rmatmul(inside * signs) / n).norm(dim=0)
 
-    joint = subsample._newton_hinge(cache, signs, w, alpha, sketch, None, LIMITS).theta
-    alone = torch.cat([subsample._newton_hinge(cache, signs[:, c:c + 1], w, alpha, sketch, None,
+    joint = subsample.newton_squared_hinge(cache, signs, w, alpha, sketch, None, LIMITS).theta
+    alone = torch.cat([subsample.newton_squared_hinge(cache, signs[:, c:c + 1], w, alpha, sketch, None,
                                                LIMITS).theta for c in range(3)], dim=1)
     (value, gradient), (value_alone, _) = objective_and_gradient(joint), objective_and_gradient(alone)
     assert bool((gradient < 1e-2).all())
@@ -296,7 +295,7 @@ def test_a_newton_step_over_the_rows_inside_the_margin_alone_reaches_the_same_mi
     over a cache of those rows alone (weights scaled by their share, so ``1/n`` stays the whole
     set's): the same objective, so the same minimum as over every row; ``stop`` ends the
     iteration after the step it is shown."""
-    import kernelstream.estimators._subsample as subsample
+    import kernelstream.solvers.newton as subsample
     from kernelstream.features import make_feature_map
     from kernelstream.solvers.cached import FeatureCache, restricted
 
@@ -317,27 +316,26 @@ def test_a_newton_step_over_the_rows_inside_the_margin_alone_reaches_the_same_mi
         inside = (signs * outputs < 1).double()
         return (inside * (outputs - signs).square()).sum(0) / (2 * n) + alpha * theta[:-1].square().sum(0) / 2
 
-    solve = {share: subsample._newton_hinge(cache, signs, w, alpha, (rows[:1024], rows), None,
+    solve = {share: subsample.newton_squared_hinge(cache, signs, w, alpha, (rows[:1024], rows), None,
                                             dataclasses.replace(LIMITS, newton_restrict_share=share))
              for share in (0.0, 1.0)}
     torch.testing.assert_close(objective(solve[1.0].theta), objective(solve[0.0].theta), rtol=2e-3, atol=0)
     shown = []
-    subsample._newton_hinge(cache, signs, w, alpha, (rows[:1024], rows), None, LIMITS,
+    subsample.newton_squared_hinge(cache, signs, w, alpha, (rows[:1024], rows), None, LIMITS,
                             stop=lambda theta: shown.append(theta) or len(shown) == 2)
     assert len(shown) == 2
 
 
-def _fits_with_and_without(monkeypatch, X, y, **limits):
-    """``DSGRegressor(block_size=256)`` fitted with the default limits, then with ``limits``."""
+def _fits_with_and_without(X, y, **limits):
+    """``DSGRegressor(block_size=256)`` fitted with the default limits, then with ``limits``
+    changed (``fit(limits=...)``: the plan carries them, nothing is patched)."""
     params = dict(block_size=256, random_state=0)
     plain = DSGRegressor(**params).fit(X, y)
-    monkeypatch.setitem(planning.plan_fit.__kwdefaults__, "limits",
-                        dataclasses.replace(LIMITS, **limits))
-    return plain, DSGRegressor(**params).fit(X, y)
+    return plain, DSGRegressor(**params).fit(X, y, limits=dataclasses.replace(LIMITS, **limits))
 
 
 @pytest.mark.parametrize("noise, narrower", [(3.0, True), (0.01, False)])
-def test_the_full_rows_refine_the_bandwidth_only_where_the_narrower_one_pays(monkeypatch, noise,
+def test_the_full_rows_refine_the_bandwidth_only_where_the_narrower_one_pays(noise,
                                                                               narrower):
     """From ``refine_rows`` training rows, ``refine_factor·σ`` challenges the subsample's ``σ``
     on every training row at the start size. Where it lowers the held-out loss it is kept (the
@@ -346,7 +344,7 @@ def test_the_full_rows_refine_the_bandwidth_only_where_the_narrower_one_pays(mon
     rng = np.random.default_rng(0)
     X = rng.uniform(-2, 2, size=(5000, 2))
     y = np.sin(5 * X[:, 0]) * np.cos(5 * X[:, 1]) + noise * rng.standard_normal(5000)
-    plain, model = _fits_with_and_without(monkeypatch, X, y, refine_rows=4000)
+    plain, model = _fits_with_and_without(X, y, refine_rows=4000)
     assert model.fit_plan_.refine and not plain.fit_plan_.refine
     first, challenger = model.feature_growth_[:2]
     assert first["n_components"] == challenger["n_components"] == plain.feature_growth_[0]["n_components"]
@@ -363,7 +361,7 @@ def test_the_full_rows_refine_the_bandwidth_only_where_the_narrower_one_pays(mon
 
 
 @pytest.mark.parametrize("rough, grows", [(False, False), (True, True)])
-def test_the_first_doubling_follows_only_a_look_back_that_paid(monkeypatch, rough, grows):
+def test_the_first_doubling_follows_only_a_look_back_that_paid(rough, grows):
     """With ``look_back`` a solve at half the start features (fresh draws, the same ``σ`` and
     ``α``) joins ``feature_growth_``; where the start size does not beat it by ``growth_tol``
     (a smooth target under noise: the held-out loss is the noise) the fit keeps the start size
@@ -373,7 +371,7 @@ def test_the_first_doubling_follows_only_a_look_back_that_paid(monkeypatch, roug
     X = rng.uniform(-2, 2, size=(5000, 2))
     y = (np.sin(5 * X[:, 0]) * np.cos(5 * X[:, 1]) + 0.01 * rng.standard_normal(5000) if rough
          else np.sin(X[:, 0]) + rng.standard_normal(5000))
-    plain, model = _fits_with_and_without(monkeypatch, X, y, look_back_rows_per_feature=1)
+    plain, model = _fits_with_and_without(X, y, look_back_rows_per_feature=1)
     assert model.fit_plan_.look_back and not plain.fit_plan_.look_back
     start = model.fit_plan_.start_blocks * 256
     sizes = [g["n_components"] for g in model.feature_growth_]

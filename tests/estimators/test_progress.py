@@ -48,10 +48,23 @@ def test_zero_is_silent_even_on_a_terminal(data, monkeypatch, capsys):
 
 def test_the_epochs_are_logged(data, caplog):
     with caplog.at_level(logging.INFO, logger="kernelstream"):
-        model = _fit(data, verbose=0)
+        model = _fit(data, verbose=0, solver="sgd")
     epochs = [r for r in caplog.records if "epoch" in r.getMessage()]
     assert len(epochs) >= model.n_iter_ >= 1  # every epoch trained, the challengers too
     assert "monitored loss" in epochs[-1].getMessage()
+
+
+def test_the_engine_logs_each_stage_as_the_plan_reports_it(data, caplog):
+    """The engine's stages (selection, each feature size's cache and solve) are logged as they
+    end, and the fitted plan lists the same stages with their CPU seconds."""
+    with caplog.at_level(logging.INFO, logger="kernelstream"):
+        model = DSGRegressor(random_state=0, verbose=0).fit(*data)
+    logged = [r.getMessage() for r in caplog.records if "DSGRegressor: " in r.getMessage()]
+    stages = [record["stage"] for record in model.fit_plan_.stages]
+    assert stages[0] == "selection" and "solve" in stages and "features" in stages
+    assert [m.split(": ")[1].split(" in ")[0] for m in logged] == stages
+    assert all(record["seconds"] >= 0 for record in model.fit_plan_.stages)
+    assert "stages (" in str(model.fit_plan_) and "solve: " in str(model.fit_plan_)
 
 
 def test_a_stream_fit_is_logged_and_its_bar_closed(data, tmp_path, monkeypatch, caplog, capsys):

@@ -45,7 +45,7 @@ def test_csr_rows_are_densified_a_batch_or_a_sketch_chunk_at_a_time(monkeypatch)
 
     monkeypatch.setattr(SparseRows, "__getitem__", recording)
     params = dict(sigma=4.0, alpha=1e-4, n_components=128, block_size=128, batch_size=512,
-                  max_iter=3, random_state=0)
+                  solver="sgd", max_iter=3, random_state=0)
     sparse = DSGRegressor(**params).fit(X, y)
     assert densified and max(densified) <= 16 * 129  # the sketch's rows, not the 8000 of X
     np.testing.assert_array_equal(sparse.predict(X),

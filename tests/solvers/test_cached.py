@@ -129,7 +129,7 @@ def test_the_cached_route_is_the_model_of_the_regenerating_route():
     given = dict(sigma=1.0, alpha=1e-3, n_components=256, block_size=128, early_stopping=False,
                  random_state=0, dtype="float64")
     cached = DSGRegressor(**given).fit(X, y)
-    regenerated = DSGRegressor(**given, solver="cg", max_iter=60, tol=None).fit(X, y)
+    regenerated = DSGRegressor(**given, solver="cg", max_iter=60, tol=None, cache_bytes=0).fit(X, y)
     assert cached.fit_plan_.route == "subsample" and regenerated.fit_plan_.route == "epochs"
     np.testing.assert_allclose(cached.predict(X), regenerated.predict(X), rtol=0, atol=1e-2)
     never = DSGRegressor(**given, cache_bytes=0).fit(X, y)
@@ -173,17 +173,17 @@ def test_a_small_sketch_doubles_until_conjugate_gradients_converge(monkeypatch):
     import numpy as np
 
     from kernelstream import DSGRegressor
-    from kernelstream.estimators import _subsample
+    from kernelstream.planning import LIMITS
 
-    monkeypatch.setattr(_subsample, "LIMITS", dataclasses.replace(_subsample.LIMITS, sketch_patience=3))
+    limits = dataclasses.replace(LIMITS, sketch_patience=3)
     g = np.random.default_rng(0)
     X = g.normal(size=(2600, 4))
     y = np.sin(X.sum(axis=1))
     model = DSGRegressor(sigma=2.0, alpha=1e-9, n_components=2048, block_size=256,
-                         random_state=0, dtype="float64").fit(X, y)
+                         random_state=0, dtype="float64").fit(X, y, limits=limits)
     assert model.fit_plan_.route == "subsample" and model.fit_plan_.validation_fraction is None
     iterations = model.feature_growth_[0]["epochs"]
-    assert 3 < iterations < _subsample.LIMITS.solve_max_iter  # gave up at least once, converged
+    assert 3 < iterations < limits.solve_max_iter  # gave up at least once, converged
     Phi = augmented_features(model.expansion_.feature_map, torch.as_tensor(X), 8)
     ones = torch.ones(len(X), dtype=torch.float64)
     exact = Phi @ _exact(Phi, torch.as_tensor(y)[:, None], ones, 1e-9)

@@ -151,5 +151,5 @@ def test_the_subsample_that_chooses_sigma_and_alpha_takes_rows_of_positive_weigh
     X, y = make_classification(3000, 5, random_state=0)
     weight = np.zeros(3000)
     weight[::20] = 1.0
-    model = DSGClassifier(random_state=0, max_iter=2, n_components=512).fit(X, y, sample_weight=weight)
+    model = DSGClassifier(random_state=0, solver="sgd", max_iter=2, n_components=512).fit(X, y, sample_weight=weight)
     assert set(model.cv_results_["n_rows"]) == {150} and model.loss_ == "squared_hinge"

@@ -10,7 +10,10 @@ epochs (or the first epoch end ``checkpoint_every`` of time after the last one).
 - the random stream the fit began with (so ``random_state=None`` resumes too);
 - the selection: feature map, ``α`` candidates, blocks, and the fitted attributes the selection
   sets (:data:`SELECTED_ATTRIBUTES`);
-- the growth and epoch loops' state at an epoch boundary (:mod:`kernelstream.solvers.checkpoint`).
+- the growth and epoch loops' state at an epoch boundary (:mod:`kernelstream.solvers.checkpoint`);
+- on the fit engine (the dual and subsample routes), its choice (``σ``, ``α``, the loss) after
+  the selection and its growth between feature sizes (:class:`~kernelstream.solvers.engine.Growth`):
+  ``checkpoint_every`` then counts sizes.
 
 ``fit(X, y, resume=PATH)`` checks the fingerprint (a clear :class:`~kernelstream.io.CheckpointError`
 otherwise), skips what the checkpoint has done and continues from its epoch boundary, ending
@@ -145,7 +148,7 @@ class FitCheckpoint:
                              "create it or choose another path.")
         self.header = {"class": type(estimator).__name__, "params": model_parameters(estimator)}
         self.saved_header, self.saved = {}, {}
-        self.state = {"random_state": None, "selection": None}
+        self.state = {"random_state": None, "selection": None, "engine": None}
         self.growth_state: GrowthState | None = None
         self._since, self._last = 0, time.monotonic()
         if resume is not None:
@@ -241,6 +244,24 @@ class FitCheckpoint:
                 self.write()
 
         return at_epoch_end
+
+    def engine_chosen(self, choice: dict) -> None:
+        """The fit engine's choice (:meth:`~._subsample.SubsampleMixin._engine_choice`), kept
+        in every checkpoint from now on and written at once where none held it."""
+        fresh = self.state.get("engine") is None and not self.saved.get("engine")
+        self.state["engine"] = {**(self.saved.get("engine") or {}), "chosen": choice}
+        if fresh and self.path is not None:
+            self.write()
+
+    def engine_growth(self, growth: dict) -> None:
+        """The engine's growth between two sizes (:meth:`~kernelstream.solvers.engine.Growth.
+        state_dict`): written every ``checkpoint_every`` sizes (or the first size end that long
+        after the last write)."""
+        self.state["engine"] = {**self.state["engine"], "growth": growth}
+        self._since += 1
+        if (self._since >= self.epochs if self.epochs is not None
+                else time.monotonic() - self._last >= self.seconds):
+            self.write()
 
     def write(self) -> None:
         """Write the checkpoint now (atomically: a reader sees the previous one or this one)."""

@@ -27,7 +27,7 @@ from ..expansion import Expansion
 from ..features import make_feature_map, resolve_bandwidth
 from ..glossary import sigma_constraint
 from ..ops.sparse import CSRRows, keeps_sparse
-from ..planning import LIMITS, DataShape, FitPlan, dual_layout, is_auto, plan_fit
+from ..planning import LIMITS, DataShape, FitLimits, FitPlan, dual_layout, is_auto, plan_fit
 from ..rng import draw_seed
 from ..solvers.conjugate import QUADRATIC_LOSSES
 from ..solvers.dual import dual_ridge, gram_rows
@@ -43,7 +43,7 @@ from ._subsample import SubsampleMixin, cv_results
 __all__ = ["ConvergingMixin"]
 
 CONVERGING_CONSTRAINTS = {
-    "solver": [StrOptions({"preconditioned", "cg", "one_pass"})],
+    "solver": [StrOptions({"preconditioned", "cg", "sgd", "one_pass"})],
     "sigma": sigma_constraint("median", "auto"),
     "alpha": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
     "tol": [Interval(Real, 0, None, closed="left"), None],
@@ -70,20 +70,25 @@ class ConvergingMixin(SubsampleMixin):
     def _note_plan(self, X) -> None:
         self._plan(X, warm=False)
 
-    def _plan(self, X, warm: bool, **shape) -> FitPlan:
-        """The :class:`~kernelstream.planning.FitPlan` of a fit on ``X`` (``shape`` overrides
-        what ``X`` tells: a stream's counts), kept as ``fit_plan_``."""
+    def _plan(self, X, warm: bool, limits: FitLimits | None = None, **shape) -> FitPlan:
+        """The :class:`~kernelstream.planning.FitPlan` of a fit on ``X`` with ``limits``
+        (``None``: :data:`~kernelstream.planning.LIMITS`; ``shape`` overrides what ``X``
+        tells: a stream's counts), kept as ``fit_plan_``."""
+        if limits is not None and not isinstance(limits, FitLimits):
+            raise TypeError(f"limits must be a kernelstream.planning.FitLimits (a modified copy of "
+                            f"LIMITS: dataclasses.replace(LIMITS, ...)), not {type(limits).__name__}.")
         classes = getattr(self, "classes_", None)
         shape = DataShape(**{"n_rows": X.shape[0], "n_features": X.shape[1],
                              "sparse": sp.issparse(X),
                              "n_classes": None if classes is None else len(classes), **shape})
-        self.fit_plan_ = plan_fit(type(self).__name__, shape, self.get_params(), warm=warm)
+        self.fit_plan_ = plan_fit(type(self).__name__, shape, self.get_params(), warm=warm,
+                                  **({} if limits is None else {"limits": limits}))
         return self.fit_plan_
 
     def _one_pass_sigma(self):
         return "median" if is_auto(self.sigma) else self.sigma
 
-    def _fit_preconditioned(self, X, y, sample_weight, resume=None):
+    def _fit_preconditioned(self, X, y, sample_weight, resume=None, limits=None):
         with self._unchanged_on_error(), closing(self._progress()) as progress:
             warm = self.warm_start and hasattr(self, "expansion_") and hasattr(self, "alpha_")
             if warm:
@@ -93,10 +98,11 @@ class ConvergingMixin(SubsampleMixin):
             run = FitCheckpoint(self, resume)  # reads the checkpoint, checks the parameters
             rng = run.random_state(check_random_state(self.random_state))
             seed = draw_seed(rng)  # drawn on warm starts too: the same validation rows
-            plan = self._plan(X, warm)
+            device = self.device_ if warm else resolve_device(self.device)
+            plan = self._plan(X, warm, limits)  # once the device is known
             if not warm:
                 self.seed_ = seed
-                self.device_ = resolve_device(self.device)
+                self.device_ = device
                 self._resolve_loss(plan.loss)
                 self._fit_target_scaling(y)
             self._check_solver_loss()
@@ -108,7 +114,7 @@ class ConvergingMixin(SubsampleMixin):
                 X = X.toarray()  # few rows: the same fit as the dense rows
             problem = self._problem(X, y, weight, train_rows, val_rows)
             if plan.route in ("dual", "subsample"):
-                self._fit_subsample(problem)
+                self._fit_subsample(problem, progress, run if run.active else None)
                 self._pending = None
                 return self
             callback = run.callback(progress)
@@ -258,7 +264,7 @@ class ConvergingMixin(SubsampleMixin):
             self.cv_results_ = cv_results(records)
             return make_map(sigma), [alpha], blocks
         method = plan.fallback_selection or plan.selection
-        control = self._control(LIMITS.race_max_iter)
+        control = self._control(plan.limits.race_max_iter)
         if plan.judge == "direct":  # judge each candidate by its exact optimum
             problem, all_rows = (dataclasses.replace(p, method="direct") for p in (problem, all_rows))
         if method == "cross_validation":
@@ -280,7 +286,7 @@ class ConvergingMixin(SubsampleMixin):
         no candidate converged (record: docs/decisions/dual-subsample-selection.md)."""
         rows = all_rows.index(torch.arange(all_rows.n_train, device=all_rows.y.device))
         rows = rows[all_rows.weight[rows] > 0]  # rows of weight 0 would only leave the fit
-        n = min(LIMITS.dual_max_rows, len(rows))
+        n = min(self.fit_plan_.limits.dual_max_rows, len(rows))
         order = torch.randperm(len(rows), generator=torch.Generator().manual_seed(self.seed_))
         pick = rows[order[:n].to(rows.device)]
         X_sub, y_sub, w_sub = all_rows.X[pick], all_rows.y[pick], all_rows.weight[pick]

@@ -9,8 +9,10 @@ true ``verbose`` (the caller's loop owns the stream);
 the default ``fit`` are also logged at ``INFO`` to the ``"kernelstream"`` logger (silent unless
 the application configures logging, e.g. ``logging.basicConfig(level=logging.INFO)``).
 
-The preconditioned ``fit`` counts epochs (:class:`EpochProgress`): their number is decided by
-early stopping, so that bar shows the rate, the elapsed time and the monitored loss, but no ETA;
+The preconditioned ``fit`` counts epochs (:class:`EpochProgress`), or the fit engine's stages
+(:meth:`EpochProgress.stage`: the selection, each feature size, each solve): their number is
+decided as the fit goes, so that bar shows the rate, the elapsed time and the monitored loss or
+the stage, but no ETA;
 the fits whose work is known in advance (one-pass steps, GoGP and AOGD points) show an ETA.
 
 A stream of ``partial_fit`` calls shares one bar that counts rows and shows the steps, the
@@ -104,6 +106,17 @@ class EpochProgress:
             self._bar.set_postfix(loss=f"{loss:.4g}", best=f"{self._best:.4g}", refresh=False)
             self._bar.update(1)
 
+    def stage(self, record: dict) -> None:
+        """An engine stage that ended (:class:`~kernelstream.solvers.stages.StageLog`): one
+        log record and one step of the bar, its name and facts as the bar's postfix."""
+        facts = ", ".join(f"{k} {_fact(v)}" for k, v in record.items() if k not in ("stage", "seconds"))
+        logger.info("%s: %s in %.2f s%s", self.desc, record["stage"], record["seconds"],
+                    f" ({facts})" if facts else "")
+        if self._bar is not None:
+            self._bar.unit = "stage"
+            self._bar.set_postfix_str(f"{record['stage']}: {facts}", refresh=False)
+            self._bar.update(1)
+
     def close(self, failed: bool = False) -> None:
         """Close the bar; a failed fit's bar is erased (on a terminal): its error stands alone."""
         if self._bar is None:
@@ -117,6 +130,15 @@ class EpochProgress:
 
     def __exit__(self, exc_type, exc, traceback) -> None:
         self.close(failed=exc_type is not None)
+
+
+def _fact(value) -> str:
+    """A stage's fact in a few characters: numbers to four digits, per-feature σ by its size."""
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if hasattr(value, "__len__") and not isinstance(value, str):
+        return f"({len(value)} values)"
+    return str(value)
 
 
 def closing(progress):

@@ -114,13 +114,14 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
                  verbose="auto", device="auto", dtype="float32", n_jobs=None):
         assign_parameters(self, locals())
 
-    def fit(self, X, y=None, sample_weight=None, *, classes=None, resume=None):
+    def fit(self, X, y=None, sample_weight=None, *, classes=None, resume=None, limits=None):
         """Fit on ``(X, y)`` for ``max_iter`` passes; ``resume`` as in :meth:`DSGRegressor.fit`
         (a checkpoint of an interrupted fit on the same data with the same parameters).
 
         ``X`` may be a source of :mod:`kernelstream.data` (``y`` None): the fit streams it, with
         ``classes`` (every label) declared up front or found by its first pass; a shard of one
         under ``torch.distributed`` fits data-parallel (:mod:`kernelstream.distributed`).
+        ``limits``: the planner's thresholds, as in :meth:`DSGRegressor.fit`.
         """
         if is_source(X):
             refuse_checkpoints(self, resume, "a fit on a source")
@@ -131,7 +132,7 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
         if self.solver == "one_pass":
             refuse_checkpoints(self, resume)
             return self._fit(X, y, sample_weight)
-        return self._fit_preconditioned(X, y, sample_weight, resume)
+        return self._fit_preconditioned(X, y, sample_weight, resume, limits)
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Learn from a chunk of a stream, in full batches of ``batch_size`` rows.

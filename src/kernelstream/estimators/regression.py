@@ -44,12 +44,13 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
         Huber threshold / insensitive-zone half width, in units of ``y``.
     quantile : float, default=0.5
         Quantile τ of the pinball loss.
-    solver : {"preconditioned", "cg", "one_pass"}, default="preconditioned"
-        The converging solver described above; "cg", the same fit with every model trained by
-        preconditioned conjugate gradients on the ridge normal equations (squared loss only,
-        :mod:`kernelstream.solvers.conjugate`: one pass per iteration, nearer the regularised
-        optimum per pass at small ``alpha``); or one pass of the paper's algorithm (a new block
-        per step, the schedule, preconditioning and averaging parameters below).
+    solver : {"preconditioned", "cg", "sgd", "one_pass"}, default="preconditioned"
+        The fit engine described above (every loss: least squares by preconditioned conjugate
+        gradients, the others by Newton steps each such a solve); "cg", the same engine with
+        least squares only; "sgd", epochs of the paper's doubly stochastic steps (preconditioned
+        SGD, :mod:`kernelstream.solvers.preconditioned`, the route of streams); or one pass of
+        the paper's algorithm (a new block per step, the schedule, preconditioning and averaging
+        parameters below).
     kernel : str, default="rbf"
         A registered kernel: "rbf", "laplace", "matern" (``kernel_params={"nu": 1.5}``), ...
     sigma : float, "median" or "auto", default="auto"
@@ -72,9 +73,10 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
     block_size : int, default=1024
         Random features ``r`` added per step.
     max_iter : int or "auto", default="auto"
-        Most passes over the data; "auto" is 100 for the preconditioned solver (early stopping
-        ends sooner) and, for the one-pass solver, one pass or enough passes for 32 steps on
-        small data.
+        On the engine, most Newton steps of each solve (``newton_max_steps``; least squares is
+        one solve); for ``solver="sgd"`` most epochs ("auto": 100, early stopping ends sooner);
+        for the one-pass solver, passes ("auto": one pass or enough passes for 32 steps on
+        small data).
     learning_rate : {"inverse", "constant", "invscaling"}, default="inverse"
         ``η0/(1 + t/t0)`` (= ``θ/(t + t0)`` with ``θ = η0 t0``), ``η0``, or ``η0/t^power_t``.
     eta0, t0, power_t : float, defaults 2.0, 1.0, 0.5
@@ -99,9 +101,10 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
     fit_intercept : bool, default=True
     shuffle : bool, default=True
     tol : float or None, default=1e-3
-        Stop after ``n_iter_no_change`` epochs in which the monitored loss (validation, or
-        training without early stopping) did not fall by ``tol`` (relative); ``None`` runs
-        ``max_iter`` epochs.
+        On the engine, the relative residual at which each solve stops (``solve_tol``;
+        ``None``: the planner's). For ``solver="sgd"``: stop after ``n_iter_no_change`` epochs
+        in which the monitored loss (validation, or training without early stopping) did not
+        fall by ``tol`` (relative); ``None`` runs ``max_iter`` epochs.
     early_stopping : bool, default=True
         Hold out ``validation_fraction`` of the rows and keep the epoch with the best validation
         loss. The race of ``sigma``/``alpha`` "auto" uses the held-out rows in any case.
@@ -218,7 +221,7 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
                  verbose="auto", device="auto", dtype="float32", n_jobs=None):
         assign_parameters(self, locals())
 
-    def fit(self, X, y=None, sample_weight=None, *, resume=None):
+    def fit(self, X, y=None, sample_weight=None, *, resume=None, limits=None):
         """Fit on ``(X, y)`` for ``max_iter`` passes; ``y`` is ``(n,)`` or ``(n, n_outputs)``.
 
         Parameters
@@ -235,6 +238,11 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
             with the model of the uninterrupted fit, bit for bit on the same device and thread
             count. Other data or parameters, or a damaged file, raise
             :class:`~kernelstream.io.CheckpointError`. Arrays only.
+        limits : FitLimits, default=None
+            The planner's thresholds (:class:`~kernelstream.planning.FitLimits`; ``None``: the
+            table :data:`~kernelstream.planning.LIMITS`), for instance
+            ``dataclasses.replace(LIMITS, narrowings=1)``: the plan carries them
+            (``fit_plan_.limits``) and the fit runs with them. Arrays only.
         """
         if is_source(X):
             refuse_checkpoints(self, resume, "a fit on a source")
@@ -242,7 +250,7 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
         if self.solver == "one_pass":
             refuse_checkpoints(self, resume)
             return self._fit(X, y, sample_weight)
-        return self._fit_preconditioned(X, y, sample_weight, resume)
+        return self._fit_preconditioned(X, y, sample_weight, resume, limits)
 
     def partial_fit(self, X, y, sample_weight=None):
         """Learn from a chunk of a stream, in full batches of ``batch_size`` rows.

@@ -234,6 +234,20 @@ class FeatureCache:
         self._sketch_gram = (index, precise, len(self.parts), gram)
         return gram
 
+    def first_blocks(self, n_blocks: int) -> "FeatureCache":
+        """This cache read at its first ``n_blocks`` blocks alone (``φ = Ψ/√n_blocks``), its
+        parts shared: a size kept before the last doubling. ``n_blocks`` must end a part."""
+        if n_blocks == self.n_blocks:
+            return self
+        sizes = [part.shape[1] // self.feature_map.block_size for part in self.parts]
+        ends = [sum(sizes[:k + 1]) for k in range(len(sizes))]
+        if n_blocks not in ends:
+            raise ValueError(f"{n_blocks} blocks do not end a part of the cache ({ends})")
+        view = copy.copy(self)
+        view.parts, view.n_blocks = self.parts[:ends.index(n_blocks) + 1], n_blocks
+        view._sketch_gram = None
+        return view
+
     def extended(self, theta: torch.Tensor, n_blocks: int) -> torch.Tensor:
         """``θ`` of ``J`` blocks as a start at ``n_blocks``: the same outputs, the new blocks 0
         (``W_j`` scaled by ``√(n_blocks/J)``, as ``φ = Ψ/√J``)."""
@@ -250,22 +264,29 @@ class SketchPreconditioner:
     ``UUᵀ + αI`` is factored (Cholesky, ``sD²``); else by Woodbury, ``Pr = (r − U(αI +
     UᵀU)⁻¹Uᵀr)/α``, with ``UᵀU = (c/s)(ΨΨᵀ/J + c₀²11ᵀ)`` from the cache's running Gram of the
     sketch (:meth:`FeatureCache.gram`: ``s²`` per new feature): exact on the span of the sketch
-    rows' features, ``1/α`` off it; in float64 where the features' relative round-off ``ε/α``
+    rows' features, ``1/α`` off it (``row_weights``: each sketch row's weight relative to
+    ``c``, a Newton step's curvature); in float64 where the features' relative round-off ``ε/α``
     exceeds ``max_roundoff`` (the difference is divided by ``α``: in float32 at a small ``α``
     the output is round-off). No eigendecomposition; ``O(D·min(s, D))`` per use."""
 
     def __init__(self, cache: FeatureCache, index: torch.Tensor, alpha: float,
-                 weight_scale: float = 1.0, max_roundoff: float = 0.0):
+                 weight_scale: float = 1.0, max_roundoff: float = 0.0,
+                 row_weights: torch.Tensor | None = None):
         s, scale = len(index), weight_scale / len(index)
         self.alpha, self.covariance = float(alpha), cache.n_features + 1 <= s
         precise = not self.covariance and torch.finfo(cache.X.dtype).eps > max_roundoff * alpha
         Psi = cache.psi(index)
         Psi = Psi.double() if precise else Psi  # Φ = Ψ/√J in the Gram's precision
         U = augmented(Psi.mul_(cache.n_blocks**-0.5)).mul_(math.sqrt(scale)).T  # Φ̃_sᵀ√(c/s)
+        root = None if row_weights is None else row_weights.double().clamp_min(0).sqrt()
+        if root is not None:  # each sketch row at its own relative weight: Φ̃_sᵀ√(c·r/s)
+            U = U * root.to(U.dtype)[None, :]
         if self.covariance:
             inner = (U @ U.T).double()
         else:
             inner = cache.gram(index, precise) * (scale / cache.n_blocks) + scale * INTERCEPT_FEATURE**2
+            if root is not None:
+                inner = inner * root[:, None] * root[None, :]
         inner.diagonal().add_(alpha)
         self.factor, self.U = jittered_cholesky(inner), None if self.covariance else U
 
@@ -376,7 +397,8 @@ class RidgeSolve:
 
 def ridge_pcg(cache: FeatureCache, y: torch.Tensor, weight: torch.Tensor, alpha: float,
               precond, theta: torch.Tensor | None = None, *, tol: float = 1e-4,
-              max_iter: int = 100, patience: int | None = None) -> RidgeSolve:
+              max_iter: int = 100, patience: int | None = None,
+              rhs: torch.Tensor | None = None) -> RidgeSolve:
     """Minimise ``F`` by conjugate gradients on ``Hθ = Φ̃ᵀWy/n``, preconditioned by ``precond``
     (``r ↦ Pr``), every output column with its own step; stops when each column's residual is
     below ``tol`` times its right-hand side.
@@ -384,7 +406,8 @@ def ridge_pcg(cache: FeatureCache, y: torch.Tensor, weight: torch.Tensor, alpha:
     ``y`` ``(n, C)`` and ``weight`` ``(n,)``, or ``(n, C)`` (a weight per row and column);
     ``theta`` a start (zeros when ``None``);
     ``patience``: give up (``converged`` false) after this many iterations, for a caller that
-    then builds a better preconditioner.
+    then builds a better preconditioner; ``rhs``: solve ``Hθ = rhs`` instead (a Newton step's
+    ``−∇F``, :mod:`.newton`; ``y`` then unused).
     """
     n = cache.n_rows
     targets, w = y.double().reshape(n, -1), weight.double().reshape(n, -1)
@@ -396,7 +419,7 @@ def ridge_pcg(cache: FeatureCache, y: torch.Tensor, weight: torch.Tensor, alpha:
             return cache.normal_matmul(p, w) / n + penalty * p
         return cache.rmatmul(w * cache.matmul(p)) / n + penalty * p
 
-    b = cache.rmatmul(w * targets) / n
+    b = cache.rmatmul(w * targets) / n if rhs is None else rhs.double()
     if theta is None:  # from zero: the residual is the right-hand side
         theta, residual = torch.zeros_like(b), b.clone()
     else:

@@ -318,6 +318,12 @@ class NystroemCache:
                                     **kwargs)
         return feature_map, torch.cat([beta, theta[-1:].double()])
 
+    def first_blocks(self, n_blocks: int) -> "NystroemCache":
+        """This cache at its own size (a Nyström fit solves one size: nothing is dropped)."""
+        if n_blocks != self.n_blocks:
+            raise ValueError(f"a Nystrom cache holds {self.n_blocks} blocks, not {n_blocks}")
+        return self
+
     def extended(self, theta: torch.Tensor, n_blocks: int) -> torch.Tensor:
         """``θ`` of ``J`` blocks as a start at ``n_blocks``: the earlier centres' features do not
         change as the basis grows, so the new coefficients are 0 and the rest stay."""
