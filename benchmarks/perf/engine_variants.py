@@ -13,6 +13,7 @@ one thread, and the ratios to the default's error and min time from the same run
 from __future__ import annotations
 
 import argparse
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -24,13 +25,17 @@ from benchmarks.common.report import markdown_table, report_or_print
 from benchmarks.common.timing import measure, threads
 from kernelstream import DSGClassifier, DSGRegressor
 
+#: a checkpoint's path, written in a temporary folder (``checkpoint_every=1``: every size)
+CHECKPOINT = "<a temporary file>"
 #: the variants of each set (the default first), as keyword arguments of the estimator
 VARIANTS = {
     "moons": [{}, {"max_iter": 2}, {"max_iter": 5}, {"solver": "cg"}, {"loss": "logistic"},
-              {"loss": "hinge"}],
-    "a9a": [{}, {"loss": "logistic"}, {"loss": "hinge"}, {"max_iter": 10}, {"solver": "cg"}],
+              {"loss": "hinge"}, {"checkpoint": CHECKPOINT}],
+    "a9a": [{}, {"loss": "logistic"}, {"loss": "hinge"}, {"max_iter": 10}, {"solver": "cg"},
+            {"checkpoint": CHECKPOINT}],
     "friedman1": [{}, {"loss": "huber"}, {"loss": "absolute"}, {"loss": "quantile"},
-                  {"loss": "epsilon_insensitive"}, {"max_iter": 2}, {"solver": "cg"}],
+                  {"loss": "epsilon_insensitive"}, {"max_iter": 2}, {"solver": "cg"},
+                  {"checkpoint": CHECKPOINT}],
 }
 HEADER = ["set", "variant", "route", "error", "error - default", "CPU s min", "CPU s median",
           "time / default"]
@@ -64,14 +69,17 @@ def run_set(name: str, repeats: int) -> list[list[str]]:
     """The table rows of one set: the default first, then each variant with its ratios."""
     estimator, X, y, X_test, y_test = rows_of(name)
     rows, base = [], None
-    for params in VARIANTS[name]:
+    folder = tempfile.TemporaryDirectory()
+    for shown in VARIANTS[name]:
+        params = {k: (str(Path(folder.name) / "fit.kst") if v == CHECKPOINT else v)
+                  for k, v in shown.items()}
         timing = measure(lambda: estimator(random_state=0, **params).fit(X, y), repeats=repeats)
         model, seconds = timing.result, timing.min("cpu")
         err = error(model, X_test, y_test)
         base = base or (err, seconds)
         regression = estimator is DSGRegressor
         delta = f"x{err / base[0]:.3f}" if regression else f"{err - base[0]:+.2f} points"
-        rows.append([name, ", ".join(f"{k}={v!r}" for k, v in params.items()) or "defaults",
+        rows.append([name, ", ".join(f"{k}={v!r}" for k, v in shown.items()).replace("'<", "<").replace(">'", ">") or "defaults",
                      model.fit_plan_.route, f"{err:.4f}" if regression else f"{err:.2f}%", delta,
                      f"{seconds:.2f}", f"{timing.median('cpu'):.2f}", f"{seconds / base[1]:.2f}"])
         print(" | ".join(rows[-1]), flush=True)
