@@ -12,12 +12,10 @@ import dataclasses
 import functools
 import math
 import os
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
 import torch
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
 
@@ -30,10 +28,9 @@ from ..ops.sparse import CSRRows, keeps_sparse
 from ..planning import LIMITS, DataShape, FitLimits, FitPlan, dual_layout, is_auto, plan_fit
 from ..rng import draw_seed
 from ..solvers.conjugate import QUADRATIC_LOSSES
-from ..solvers.dual import dual_ridge, gram_rows
-from ..solvers.dual_hinge import dual_squared_hinge
-from ..solvers.preconditioned import INTERCEPT_FEATURE, EpochControl, FitResult
-from ..solvers.selection import (Problem, candidate_records, cross_validate, grow_features,
+from ..solvers.subsample_choice import dual_candidates
+from ..solvers.preconditioned import INTERCEPT_FEATURE, EpochControl
+from ..solvers.selection import (Problem, cross_validate, grow_features,
                                  race_bandwidths)
 from ..solvers.streams import rows_of, subset
 from ._checkpointing import FitCheckpoint
@@ -135,35 +132,6 @@ class ConvergingMixin(SubsampleMixin):
             self._calibrate(problem)
             self._pending = None
         return self
-
-    # -- the exact dual solvers on few rows (the subsample's selection) ----------------------
-    def _solve_dual(self, X_t, y_t, w_t, sigmas, alphas, block_size, n_blocks, losses,
-                    grams: dict | None = None):
-        """``({loss: (least leave-one-out loss, its α, its solution)}, cv_results_ records)``
-        over every ``σ`` (one ``n × n`` Gram matrix at a time, shared by the losses; ``grams``:
-        a dict that keeps them by ``σ`` for the caller's later calls on the same rows)."""
-        best, records = {}, []
-        for sigma in sigmas:
-            key = tuple(np.atleast_1d(np.asarray(sigma, dtype=float)))
-            rows = None if grams is None else grams.get(key)
-            if rows is None:
-                rows = gram_rows(self._make_map(X_t.shape[1], sigma, block_size), n_blocks, X_t, y_t, w_t)
-                if grams is not None:
-                    grams[key] = rows
-            for name in losses:
-                solver = dual_squared_hinge(rows, alphas) if name == "squared_hinge" else dual_ridge(rows)
-                loo = solver.leave_one_out_losses(alphas)
-                records += [dict(r, loss=name) for r in candidate_records(
-                    0, sigma, alphas, X_t.shape[0], n_blocks * block_size, loo, 1)]
-                a = int(torch.argmin(loo))  # inf: the squared hinge did not converge at any α
-                if bool(torch.isnan(loo[a])):
-                    raise FloatingPointError("The leave-one-out loss is not finite; standardise X, "
-                                             "and check y and sample_weight.")
-                if name not in best or float(loo[a]) < best[name][0]:
-                    best[name] = (float(loo[a]), alphas[a], solver.solution(alphas[a]))
-                del solver
-            del rows  # one bandwidth's n × n matrices at a time, unless the caller keeps them
-        return best, records
 
     def _clearly_better(self, candidate, kept, targets, weight, z: float = 2.0) -> bool:
         """Whether the leave-one-out predictions ``candidate`` beat ``kept`` (another loss of
@@ -292,8 +260,9 @@ class ConvergingMixin(SubsampleMixin):
         X_sub, y_sub, w_sub = all_rows.X[pick], all_rows.y[pick], all_rows.weight[pick]
         block_size, n_blocks = dual_layout(n, self.n_components, self.block_size)
         loss = all_rows.loss.name
-        best, records = self._solve_dual(X_sub, y_sub, w_sub, sigmas, list(self.fit_plan_.dual_alphas),
-                                         block_size, n_blocks, (loss,))
+        best, records = dual_candidates(self._make_map, X_sub, y_sub, w_sub, sigmas,
+                                        list(self.fit_plan_.dual_alphas),
+                                        block_size, n_blocks, (loss,))
         loo, alpha, solution = best[loss]
         return (solution.feature_map.sigma, alpha, records) if math.isfinite(loo) else None
 

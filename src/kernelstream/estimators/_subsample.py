@@ -24,7 +24,6 @@ Record: docs/decisions/subsample-route.md.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import warnings
 
@@ -37,17 +36,13 @@ from ..planning import FitPlan
 from ..solvers.cached import FeatureCache
 from ..solvers.engine import EngineModel, loss_name, narrowed, solve_full_size
 from ..solvers.stages import StageLog
-from ..solvers.lengthscales import fit_lengthscales
+from ..solvers.subsample_choice import choose_on_subsample, lengthscale_candidates
 from ..solvers.nystroem import NystroemBasis, NystroemCache
 from ..solvers.epochs import FitResult
 from ..solvers.selection import Problem
 from ..solvers.streams import subset
 
 __all__ = ["SubsampleMixin", "cv_results"]
-
-#: the kernels whose feature maps take one lengthscale per feature
-PER_FEATURE_KERNELS = ("rbf", "laplace", "matern")
-
 
 class SubsampleMixin:
     """The subsample route of :class:`ConvergingMixin` (``fit_plan_.route == "subsample"``)."""
@@ -110,7 +105,7 @@ class SubsampleMixin:
         targets and weights (``held``: the calibration where no rows are held out)."""
         plan, log = self.fit_plan_, model.log
         with log.stage("selection", rows=len(sub)) as record:
-            sigma, alpha, loss, records, chosen = self._subsample_choice(problem, sub)
+            sigma, alpha, loss, records, chosen = self._subsample_choice(problem, sub, model)
             record.update(sigma=sigma, alpha=alpha, loss=loss, candidates=len(records))
         n, m = problem.n_train, len(sub)
         carry = (lambda rows: alpha * m / rows) if self.alpha == "auto" else (lambda rows: alpha)
@@ -167,11 +162,11 @@ class SubsampleMixin:
         positions = positions[order.to(positions.device)]
         return positions, rows[positions[:m]]
 
-    def _subsample_choice(self, problem: Problem, sub: torch.Tensor) -> tuple:
+    def _subsample_choice(self, problem: Problem, sub: torch.Tensor, model: EngineModel) -> tuple:
         """``(σ, α, loss, cv_results_ records, (its leave-one-out loss, predictions, targets,
         weights))`` of least leave-one-out loss on the rows ``sub``
-        at the plan's selection features; for two classes with ``loss="auto"`` the squared hinge
-        only where it makes significantly fewer leave-one-out errors (McNemar)."""
+        (:func:`~kernelstream.solvers.subsample_choice.choose_on_subsample`); the bandwidths
+        from the median of every row, as by epochs, and a regressor's per-feature lengthscales."""
         plan = self.fit_plan_
         X_all = problem.X.matrix if hasattr(problem.X, "matrix") else problem.X.cpu().numpy()
         if plan.selection == "none":
@@ -180,56 +175,16 @@ class SubsampleMixin:
         X_sub, y_sub, w_sub = subset(problem.X, sub), problem.y[sub], problem.weight[sub]
         X_sub = X_sub.matrix.toarray() if hasattr(X_sub, "matrix") else X_sub
         X_sub = torch.as_tensor(X_sub, dtype=self._torch_dtype(), device=problem.y.device)
-        sigmas = self._bandwidth_candidates(X_all)  # the median of every row, as by epochs
-        blocks = max(1, plan.selection_features // plan.block_size)
-        solve = functools.partial(self._solve_dual, X_sub, y_sub, w_sub, block_size=plan.block_size,
-                                  n_blocks=blocks, grams={})  # the losses share each σ's Gram
-        first, *others = plan.losses_compared
-        best, records = _descend(lambda sigma: solve([sigma], list(plan.dual_alphas), losses=(first,)),
-                                 sigmas, first)
-        per_feature = self._lengthscale_candidates(X_sub, y_sub, plan)
-        if per_feature:  # kept only for a lower leave-one-out loss than one bandwidth's
-            ard, extra = _descend(lambda sigma: solve([sigma], list(plan.dual_alphas),
-                                                      losses=(first,)), per_feature, first)
-            records += extra
-            if ard[first][0] < best[first][0]:
-                best = ard
-        for name in others:  # the hinge at least squares' bandwidth or wider, decades of α
-            kept = best[first][2].feature_map.sigma
-            wider = [s for s in sigmas if np.mean(s) >= np.mean(kept) * (1 - 1e-9)]
-            more, extra = _descend(lambda sigma: solve([sigma], list(plan.dual_alphas[::2]),
-                                                       losses=(name,)), wider, name)
-            best, records = {**best, **more}, records + extra
-        chosen = first
-        for name in others:
-            if math.isfinite(best[name][0]) and self._clearly_better(
-                    best[name][2].leave_one_out, best[chosen][2].leave_one_out,
-                    y_sub.reshape(len(w_sub), -1).to(best[chosen][2].leave_one_out), w_sub.double(),
-                    z=plan.limits.subsample_loss_z):
-                chosen = name
-        loo, alpha, solution = best[chosen]
-        if not math.isfinite(loo):
-            warnings.warn(f"The squared hinge's Newton iteration did not converge at alpha={alpha:g} "
+        per_feature = ([] if getattr(self, "classes_", None) is not None else
+                       lengthscale_candidates(X_sub, y_sub, plan, self.kernel, self.kernel_params,
+                                              self.seed_))
+        choice = choose_on_subsample(plan, model, X_sub, y_sub, w_sub,
+                                     self._bandwidth_candidates(X_all), per_feature)
+        if not math.isfinite(choice[4][0]):
+            warnings.warn(f"The squared hinge's Newton iteration did not converge at alpha={choice[1]:g} "
                           "(near interpolation); the model is its last iterate. Pass a larger alpha.",
                           ConvergenceWarning, stacklevel=5)
-        held = (solution.leave_one_out.to(self._torch_dtype()), y_sub[w_sub > 0], w_sub[w_sub > 0])
-        return solution.feature_map.sigma, alpha, chosen, records, (loo, *held)
-
-    def _lengthscale_candidates(self, X_sub: torch.Tensor, y_sub: torch.Tensor, plan) -> list:
-        """``sigma="auto"`` of a regressor (``d ≥ 2``, a kernel with per-feature lengthscales):
-        ``ℓ/2, ℓ, 2ℓ`` with ``ℓ`` the lengthscales of greatest GP marginal likelihood on the
-        subsample's first ``lengthscale_rows`` rows (record: docs/decisions/ard-lengthscales.md);
-        else none."""
-        if (plan.sigma_scales is None or getattr(self, "classes_", None) is not None
-                or X_sub.shape[1] < 2 or self.kernel not in PER_FEATURE_KERNELS):
-            return []
-        rows = min(len(X_sub), plan.lengthscale_rows)
-        lengthscales, *_ = fit_lengthscales(X_sub[:rows].double().cpu().numpy(),
-                                            y_sub[:rows].double().cpu().numpy(), kernel=self.kernel,
-                                            rows=rows, seed=self.seed_ % 2**32,
-                                            max_iter=plan.lengthscale_iterations,
-                                            kernel_params=self.kernel_params)
-        return [scale * lengthscales for scale in (0.5, 1.0, 2.0)]
+        return choice
 
     def _held_out_classes(self, outputs: torch.Tensor) -> torch.Tensor | None:
         """The classes that held-out ``(m, C)`` outputs pick (a classifier's); ``None`` for a
@@ -241,29 +196,6 @@ class SubsampleMixin:
         ``checkpoints``: its ``checkpoint`` and ``resume``."""
         return EngineModel(self._make_map, self._held_out_classes, self._clearly_better, log,
                            **checkpoints)
-
-
-def _descend(evaluate, sigmas: list[float], loss: str) -> tuple[dict, list]:
-    """The least leave-one-out loss over ``sigmas`` (ascending) by descent from the middle
-    one: its narrower neighbour first, then on in the direction that improves while it does
-    (the loss is near unimodal in ``log σ``: three or four of five are evaluated).
-    ``evaluate(σ)`` returns :meth:`_solve_dual`'s ``(best, records)``."""
-    start = len(sigmas) // 2
-    results = {start: evaluate(sigmas[start])}
-
-    def value(i: int) -> float:
-        if i not in results:
-            results[i] = evaluate(sigmas[i])
-        return results[i][0][loss][0]
-
-    here = start
-    for step in (-1, 1):
-        while 0 <= here + step < len(sigmas) and value(here + step) < value(here):
-            here += step
-        if here != start:
-            break
-    records = [r for i in sorted(results) for r in results[i][1]]
-    return results[here][0], records
 
 
 def _one_against_the_rest(problem: Problem) -> Problem:

@@ -54,9 +54,8 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
         ``RidgeClassifier``; one-vs-rest ``±1`` targets), ``log(1 + e^{−yu})`` (softmax for
         multiclass), ``max(0, 1 − yu)`` (SVM), ``max(0, 1 − yu)²`` (L2-SVM). "log_loss" =
         "logistic". "auto" is "squared" for every ``solver="cg"`` fit (conjugate gradients
-        solve least squares only) and for three or more classes on the exact dual route (at
-        most 2048 rows, ``max_iter="auto"``); for two classes with ``solver="preconditioned"``
-        it is "squared_hinge" by epochs (least squares chose a far too narrow bandwidth on a
+        solve least squares only) and for three or more classes on the fit engine; for two
+        classes it is "squared_hinge" by epochs (``solver="sgd"``) (least squares chose a far too narrow bandwidth on a
         sphere's boundary: docs/decisions/auto-binary-loss.md), and on the dual route both are solved
         exactly and the hinge is kept only for significantly fewer leave-one-out errors; else
         "logistic" (the softmax over three or more classes, ``solver="one_pass"``,

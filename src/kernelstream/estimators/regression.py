@@ -24,16 +24,16 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
     Minimises ``E[ℓ(f(x), y)] + α/2 ‖f‖²_H`` over the RKHS of ``kernel`` with
     ``f(x) = Σ_j ψ_j(x)ᵀ a_j + b``, the blocks ``ψ_j`` of random features regenerated from
     ``(random_state, j)``. Targets are standardised internally (``epsilon`` is in the units of
-    ``y``). The default ``fit`` converges (docs/how_it_works.md): it holds out
-    ``validation_fraction`` of the rows, races bandwidths by successive halving with every
-    ``alpha`` candidate as an extra output, doubles the features while the validation loss
-    improves (up to ``16·√n·ln n``), and runs preconditioned SGD epochs on them
-    (:mod:`kernelstream.solvers.preconditioned`) until the validation loss stops improving.
-    On at most 2048 rows with the squared loss and ``max_iter="auto"`` it instead solves
-    exactly in the dual (:mod:`kernelstream.solvers.dual`): ``sigma`` and ``alpha`` of least
-    leave-one-out error, the model the optimum on every row.
-    ``solver="one_pass"`` is the paper's Algorithm 1; ``partial_fit`` always is. Scale the
-    features yourself (``StandardScaler`` in a pipeline), as for ``SVR``.
+    ``y``). ``fit`` on arrays runs the fit engine (docs/architecture.md, "The fit engine"):
+    ``sigma`` and ``alpha`` of least exact leave-one-out loss on a seeded subsample, then
+    one solve a feature size on cached features by preconditioned conjugate gradients,
+    doubling while the held-out loss pays (on at most 2048 rows: every row solved exactly in
+    the dual); a loss other than least squares by Newton's method on the same solves
+    (:mod:`kernelstream.solvers.newton`). ``fit_plan_`` says what was chosen and what each
+    stage cost. ``solver="sgd"`` runs the paper's doubly stochastic epochs instead
+    (preconditioned, early stopped; streams take them too), ``solver="one_pass"`` the paper's
+    Algorithm 1; ``partial_fit`` always is. Scale the features yourself (``StandardScaler``
+    in a pipeline), as for ``SVR``.
 
     Parameters
     ----------

@@ -72,8 +72,8 @@ def solve_full_size(plan, model: EngineModel, cache, held, y, w, alpha: float, l
     """The full-size stages: :func:`grow_and_solve`, then at the final size the ``α`` path and
     the hinge finish where the plan asks for them (held-out rows needed). A loss of Newton's
     method (:func:`~.newton.newton_loss`) grows the features by the solves of ``growth`` (the
-    selection's loss), then runs from that solution at the size kept: one Newton iteration in all, not one
-    a size (friedman1, Huber: 18.5 s a Newton iteration a size against the default's 5.8 s)."""
+    selection's loss), then runs from that solution at the size kept: one Newton iteration in
+    all, not one a size (docs/decisions/newton-losses.md)."""
     newton = loss_name(loss) not in ("squared", "squared_hinge")
     theta, history, iterations, held_loss, held = grow_and_solve(
         plan, model, cache, held, y, w, alpha, growth if newton else loss, sketch)

@@ -1,0 +1,138 @@
+"""The fit engine's first stage: ``σ``, ``α`` and the loss of least exact leave-one-out loss on
+a seeded subsample of the training rows, by the dual route's solvers.
+
+For each bandwidth evaluated one ``m × m`` Gram matrix at the plan's selection features gives
+every ``α``'s exact leave-one-out loss in closed form (:mod:`.dual`, :mod:`.dual_hinge`); the
+bandwidth is found by descent from the middle candidate (:func:`descend`); a regressor's
+per-feature lengthscales (:func:`lengthscale_candidates`) challenge the bandwidth; for two
+classes with ``loss="auto"`` the squared hinge is kept only where it makes significantly fewer
+leave-one-out errors (``model.clearly_better``, McNemar). Record: docs/decisions/subsample-route.md.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+import torch
+
+from .dual import dual_ridge, gram_rows
+from .dual_hinge import dual_squared_hinge
+from .lengthscales import fit_lengthscales
+from .selection import candidate_records
+
+__all__ = ["PER_FEATURE_KERNELS", "choose_on_subsample", "descend", "dual_candidates",
+           "lengthscale_candidates"]
+
+#: the kernels whose feature maps take one lengthscale per feature
+PER_FEATURE_KERNELS = ("rbf", "laplace", "matern")
+
+
+def choose_on_subsample(plan, model, X_sub, y_sub, w_sub, sigmas, per_feature) -> tuple:
+    """``(σ, α, loss, cv_results_ records, (its leave-one-out loss, predictions, targets,
+    weights))`` of least leave-one-out loss on the rows ``X_sub`` (a dense tensor) at the
+    plan's selection features, over the bandwidths ``sigmas`` (ascending) and then the
+    per-feature candidates ``per_feature`` (kept only for a lower leave-one-out loss); the
+    losses of ``plan.losses_compared``, the first kept unless another is clearly better.
+    ``model``: an :class:`~.engine.EngineModel`. The leave-one-out loss is ``inf`` where the
+    squared hinge did not converge at any ``α``."""
+    blocks = max(1, plan.selection_features // plan.block_size)
+    solve = functools.partial(dual_candidates, model.make_map, X_sub, y_sub, w_sub,
+                              block_size=plan.block_size, n_blocks=blocks,
+                              grams={})  # the losses share each σ's Gram
+    first, *others = plan.losses_compared
+    best, records = descend(lambda sigma: solve([sigma], list(plan.dual_alphas), losses=(first,)),
+                            sigmas, first)
+    if per_feature:  # kept only for a lower leave-one-out loss than one bandwidth's
+        ard, extra = descend(lambda sigma: solve([sigma], list(plan.dual_alphas), losses=(first,)),
+                             per_feature, first)
+        records += extra
+        if ard[first][0] < best[first][0]:
+            best = ard
+    for name in others:  # the hinge at least squares' bandwidth or wider, decades of α
+        kept = best[first][2].feature_map.sigma
+        wider = [s for s in sigmas if np.mean(s) >= np.mean(kept) * (1 - 1e-9)]
+        more, extra = descend(lambda sigma: solve([sigma], list(plan.dual_alphas[::2]),
+                                                  losses=(name,)), wider, name)
+        best, records = {**best, **more}, records + extra
+    chosen = first
+    for name in others:
+        if math.isfinite(best[name][0]) and model.clearly_better(
+                best[name][2].leave_one_out, best[chosen][2].leave_one_out,
+                y_sub.reshape(len(w_sub), -1).to(best[chosen][2].leave_one_out), w_sub.double(),
+                z=plan.limits.subsample_loss_z):
+            chosen = name
+    loo, alpha, solution = best[chosen]
+    held = (solution.leave_one_out.to(X_sub.dtype), y_sub[w_sub > 0], w_sub[w_sub > 0])
+    return solution.feature_map.sigma, alpha, chosen, records, (loo, *held)
+
+
+def dual_candidates(make_map, X_t, y_t, w_t, sigmas, alphas, block_size, n_blocks, losses,
+                    grams: dict | None = None) -> tuple[dict, list]:
+    """``({loss: (least leave-one-out loss, its α, its solution)}, cv_results_ records)``
+    over every ``σ`` (one ``n × n`` Gram matrix at a time, shared by the losses; ``grams``:
+    a dict that keeps them by ``σ`` for the caller's later calls on the same rows);
+    ``make_map(d, σ, block_size)`` the estimator's feature map."""
+    best, records = {}, []
+    for sigma in sigmas:
+        key = tuple(np.atleast_1d(np.asarray(sigma, dtype=float)))
+        rows = None if grams is None else grams.get(key)
+        if rows is None:
+            rows = gram_rows(make_map(X_t.shape[1], sigma, block_size), n_blocks, X_t, y_t, w_t)
+            if grams is not None:
+                grams[key] = rows
+        for name in losses:
+            solver = dual_squared_hinge(rows, alphas) if name == "squared_hinge" else dual_ridge(rows)
+            loo = solver.leave_one_out_losses(alphas)
+            records += [dict(r, loss=name) for r in candidate_records(
+                0, sigma, alphas, X_t.shape[0], n_blocks * block_size, loo, 1)]
+            a = int(torch.argmin(loo))  # inf: the squared hinge did not converge at any α
+            if bool(torch.isnan(loo[a])):
+                raise FloatingPointError("The leave-one-out loss is not finite; standardise X, "
+                                         "and check y and sample_weight.")
+            if name not in best or float(loo[a]) < best[name][0]:
+                best[name] = (float(loo[a]), alphas[a], solver.solution(alphas[a]))
+            del solver
+        del rows  # one bandwidth's n × n matrices at a time, unless the caller keeps them
+    return best, records
+
+
+def lengthscale_candidates(X_sub: torch.Tensor, y_sub: torch.Tensor, plan, kernel: str,
+                           kernel_params, seed: int) -> list:
+    """``ℓ/2, ℓ, 2ℓ`` with ``ℓ`` the lengthscales of greatest GP marginal likelihood on the
+    subsample's first ``lengthscale_rows`` rows (record: docs/decisions/ard-lengthscales.md),
+    where ``sigma="auto"``, ``d ≥ 2`` and the kernel takes per-feature lengthscales; else none.
+    For a regressor's targets (a classifier chooses one bandwidth)."""
+    if plan.sigma_scales is None or X_sub.shape[1] < 2 or kernel not in PER_FEATURE_KERNELS:
+        return []
+    rows = min(len(X_sub), plan.lengthscale_rows)
+    lengthscales, *_ = fit_lengthscales(X_sub[:rows].double().cpu().numpy(),
+                                        y_sub[:rows].double().cpu().numpy(), kernel=kernel,
+                                        rows=rows, seed=seed % 2**32,
+                                        max_iter=plan.lengthscale_iterations,
+                                        kernel_params=kernel_params)
+    return [scale * lengthscales for scale in (0.5, 1.0, 2.0)]
+
+
+def descend(evaluate, sigmas: list, loss: str) -> tuple[dict, list]:
+    """The least leave-one-out loss over ``sigmas`` (ascending) by descent from the middle
+    one: its narrower neighbour first, then on in the direction that improves while it does
+    (the loss is near unimodal in ``log σ``: three or four of five are evaluated).
+    ``evaluate(σ)`` returns :func:`dual_candidates`'s ``(best, records)``."""
+    start = len(sigmas) // 2
+    results = {start: evaluate(sigmas[start])}
+
+    def value(i: int) -> float:
+        if i not in results:
+            results[i] = evaluate(sigmas[i])
+        return results[i][0][loss][0]
+
+    here = start
+    for step in (-1, 1):
+        while 0 <= here + step < len(sigmas) and value(here + step) < value(here):
+            here += step
+        if here != start:
+            break
+    records = [r for i in sorted(results) for r in results[i][1]]
+    return results[here][0], records
