@@ -374,3 +374,18 @@ def test_auto_keeps_random_features_where_the_cache_cannot_hold_the_centres_colu
     assert _plan(CLASSIFIER, n_classes=10, n_rows=60000, n_features=784, limits=small).basis == "random_features"
     assert _plan(_with(CLASSIFIER, basis="nystroem"), n_classes=10, n_rows=60000, n_features=784,
                  limits=small).n_components == 8192  # asked for: what the cache holds
+
+
+def test_the_fitted_plan_and_its_stages_are_saved_and_loaded_with_the_model(tmp_path):
+    """``fit_plan_`` is the fit's report: its choices, limits and stages come back from the
+    model file as they were (the same words and the same stage records)."""
+    import kernelstream
+
+    X, y = make_classification(3000, n_features=5, random_state=0)
+    model = DSGRegressor(random_state=0, block_size=256).fit(X, y)
+    model.save(tmp_path / "m.kst")
+    loaded = kernelstream.load(tmp_path / "m.kst")
+    assert isinstance(loaded.fit_plan_, FitPlan) and loaded.fit_plan_.stages
+    assert str(loaded.fit_plan_) == str(model.fit_plan_)
+    assert loaded.fit_plan_.limits == model.fit_plan_.limits
+    assert [r["stage"] for r in loaded.fit_plan_.stages] == [r["stage"] for r in model.fit_plan_.stages]

@@ -384,7 +384,8 @@ def test_conjugate_gradients_resume_with_their_direction(tmp_path, snapshots):
         assert_same_fit(DSGRegressor(**params).fit(X, y, resume=path), whole, X)
 
 
-@pytest.mark.parametrize("estimator, loss", [(DSGRegressor, "squared"), (DSGClassifier, "logistic")])
+@pytest.mark.parametrize("estimator, loss", [
+    (DSGRegressor, "squared"), pytest.param(DSGClassifier, "logistic", marks=pytest.mark.slow)])
 def test_the_engine_checkpoints_its_choice_and_each_size_and_resumes_each(tmp_path, snapshots,
                                                                          estimator, loss):
     """The fit engine (no ``solver`` given): a checkpointed fit is the model of the same fit

@@ -155,11 +155,11 @@ def test_auto_loss_on_few_rows_is_least_squares_or_squared_hinge_by_epochs_squar
     X, y = make_classification(600, 6, random_state=0)
     few_binary = DSGClassifier(**FAST).fit(X, y)  # the exact dual route: both, one kept
     assert few_binary.loss_ in ("squared", "squared_hinge") and few_binary.fit_plan_.route == "dual"
-    assert DSGClassifier(max_iter=5, **FAST).fit(X, y).loss_ == "squared_hinge"  # binary epochs
+    assert DSGClassifier(solver="sgd", max_iter=5, **FAST).fit(X, y).loss_ == "squared_hinge"  # binary epochs
     X3, y3 = make_classification(600, 6, n_informative=4, n_classes=3, random_state=0)
     few = DSGClassifier(**FAST).fit(X3, y3)  # the exact dual route: least squares, one-vs-rest
     assert few.loss_ == "squared" and few.fit_plan_.route == "dual" and few.expansion_.n_outputs == 3
-    assert DSGClassifier(max_iter=5, **FAST).fit(X3, y3).loss_ == "logistic"  # epochs: the softmax
+    assert DSGClassifier(solver="sgd", max_iter=5, **FAST).fit(X3, y3).loss_ == "logistic"  # epochs: the softmax
     assert DSGClassifier(solver="one_pass", **FAST).fit(X, y).loss_ == "logistic"
     assert DSGClassifier(**FAST).partial_fit(X, y).loss_ == "logistic"
 

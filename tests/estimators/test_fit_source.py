@@ -182,6 +182,7 @@ def test_balanced_class_weights_come_from_the_whole_source():
                                              block_size=256, random_state=0), "whole"),
     (lambda: RandomFeatures(random_state=0), "sample"),
 ])
+@pytest.mark.slow
 def test_every_estimator_accepts_a_source(make, kind):
     X, y = _moons(600)
     target = X[:, 1] if make().__class__.__name__ in ("DSGRegressor", "GoGPRegressor",

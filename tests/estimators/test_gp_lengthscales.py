@@ -11,6 +11,7 @@ from kernelstream import DSGGaussianProcessRegressor
 SMALL = dict(block_size=256, n_steps=32, random_state=0)
 
 
+@pytest.mark.slow
 def test_irrelevant_features_get_larger_lengthscales(friedman):
     X, y = friedman
     gp = DSGGaussianProcessRegressor(**SMALL).fit(X, y)
@@ -39,6 +40,7 @@ def test_equally_relevant_features_keep_one_bandwidth():
     assert given.kernel_choice_ == "per_feature" and np.isnan(given.kernel_choice_loo_).all()
 
 
+@pytest.mark.slow
 def test_one_bandwidth_when_given_or_median_or_one_feature(friedman):
     X, y = friedman
     given = DSGGaussianProcessRegressor(sigma=2.0, **SMALL).fit(X, y)
@@ -64,6 +66,7 @@ def test_given_lengthscales_and_noise_are_kept(friedman):
     assert fixed.lengthscales_[5:].min() > fixed.lengthscales_[:3].max()
 
 
+@pytest.mark.slow
 def test_several_outputs_share_the_lengthscales(friedman):
     X, y = friedman
     gp = DSGGaussianProcessRegressor(**SMALL).fit(X, np.c_[y, -2 * y])

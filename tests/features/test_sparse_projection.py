@@ -60,6 +60,7 @@ def test_float32_sparse_features_agree_with_the_dense_ones():
     torch.testing.assert_close(sparse, dense, rtol=0, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_a_wide_batch_is_never_densified_and_only_its_columns_are_drawn(monkeypatch):
     """2,000 rows × 2,000,000 columns, 5 non-zeros a row: dense rows would be 16 GB and a
     block's full draw 2·10⁶ × 32 normals; the projection holds neither."""

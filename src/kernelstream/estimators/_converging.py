@@ -58,8 +58,13 @@ CONVERGING_CONSTRAINTS = {
 class ConvergingMixin(SubsampleMixin):
     """The preconditioned ``fit`` of :class:`DSGRegressor` and :class:`DSGClassifier`."""
 
-    #: fitted attributes saved with the model (``cv_results_`` and ``feature_growth_`` are not)
-    _fitted_attributes = ("alpha_", "loss_curve_", "validation_scores_", "best_validation_score_")
+    #: fitted attributes saved with the model (``cv_results_`` and ``feature_growth_`` are not;
+    #: ``fit_plan_`` is, with its stages: the report of the fit)
+    _fitted_attributes = ("alpha_", "loss_curve_", "validation_scores_", "best_validation_score_",
+                          "fit_plan_")
+
+    def _state_builders(self, device) -> dict:
+        return {**super()._state_builders(device), "fit_plan_": FitPlan.from_state}
 
     def _one_pass_alpha(self) -> float:
         return LIMITS.one_pass_alpha if self.alpha == "auto" else float(self.alpha)

@@ -15,7 +15,7 @@ from sklearn.utils.metaestimators import available_if
 from .._validation import Interval, Real, StrOptions
 from ..calibration import fit_temperature, tempered_proba
 from ..losses import get_loss
-from ..planning import LIMITS, resolve_loss, resolve_precond_eps
+from ..planning import resolve_loss, resolve_precond_eps
 from ._base import DSGBase, assign_parameters, predict_in_row_chunks
 from ._checkpointing import refuse_checkpoints
 from ._converging import CONVERGING_CONSTRAINTS, ConvergingMixin
@@ -246,7 +246,7 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
         self.proba_temperature_ = None
         if self._loss_name() in ("logistic", "softmax"):
             return
-        held_out = _calibration_rows(problem)
+        held_out = _calibration_rows(problem, self.fit_plan_.limits.calibration_rows)
         if held_out is None:
             return
         X, targets, weight = held_out
@@ -289,9 +289,9 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
                              f"only class {weighted.tolist()} has any.")
 
 
-def _calibration_rows(problem) -> tuple | None:
+def _calibration_rows(problem, most: int) -> tuple | None:
     """``(X, targets, weight)`` to fit the temperature on: the validation rows (a stream's
-    held-out batches joined), else up to ``calibration_rows`` training rows. ``X`` is a tensor
+    held-out batches joined), else up to ``most`` (``calibration_rows``) training rows. ``X`` is a tensor
     or a CSR matrix (rows kept sparse are densified a prediction chunk at a time); None when
     the rows are neither."""
     validation = problem.validation
@@ -304,9 +304,9 @@ def _calibration_rows(problem) -> tuple | None:
         X = _joined([batch[0] for batch in batches])
         targets, weight = (torch.cat([batch[i] for batch in batches]) for i in (1, 2))
     elif hasattr(problem, "readers"):
-        X, targets, weight = _first_stream_rows(problem, LIMITS.calibration_rows)
+        X, targets, weight = _first_stream_rows(problem, most)
     else:
-        rows = problem.index(torch.arange(min(problem.n_train, LIMITS.calibration_rows), device=problem.y.device))
+        rows = problem.index(torch.arange(min(problem.n_train, most), device=problem.y.device))
         X = problem.X.subset(rows) if hasattr(problem.X, "subset") else problem.X[rows]
         targets, weight = problem.y[rows], problem.weight[rows]
     X = _joined([X])

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from .limits import FitLimits, LIMITS
@@ -107,6 +108,22 @@ class FitPlan:
     #: after an engine fit, what each stage did and cost (:class:`~kernelstream.solvers.stages.StageLog`)
     stages: tuple[dict, ...] = field(default=(), repr=False, compare=False)
 
+    def state_dict(self) -> dict:
+        """The plan as plain values (a model file keeps it: the report of the fit)."""
+        state = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        state.update(shape=dataclasses.asdict(self.shape), limits=dataclasses.asdict(self.limits),
+                     stages=[dict(record) for record in self.stages])
+        return state
+
+    @classmethod
+    def from_state(cls, state: dict) -> "FitPlan":
+        """The inverse of :meth:`state_dict` (lists read back as the tuples they were)."""
+        state = {k: _tuples(v) for k, v in state.items()}
+        limits = {k: _tuples(v) for k, v in dict(state.pop("limits")).items()}
+        return cls(**{**state, "shape": DataShape(**dict(state.pop("shape"))),
+                      "limits": FitLimits(**limits),
+                      "stages": tuple(dict(record) for record in state.pop("stages"))})
+
     @property
     def n_components(self) -> int:
         """Most features the fit may use (``block_size · max_blocks``; None: no bound)."""
@@ -132,6 +149,11 @@ class FitPlan:
             lines.append(f"  stages ({total:.2f} CPU s in all):")
             lines += [f"  - {_stage_line(record)}" for record in self.stages]
         return "\n".join(lines)
+
+
+def _tuples(value):
+    """Lists as tuples, nested (a plan's fields are tuples; JSON reads back lists)."""
+    return tuple(_tuples(v) for v in value) if isinstance(value, (list, tuple)) else value
 
 
 def _stage_line(record: dict) -> str:
