@@ -20,7 +20,7 @@ d = int(sys.argv[1])
 rng = np.random.default_rng(0)
 X = rng.standard_normal((20000, d), dtype=np.float32)
 y = np.sin(X[:, 0]).astype(np.float32)
-model = DSGRegressor(n_components=2**15, batch_size=512, max_iter=1, random_state=0).fit(X, y)
+model = DSGRegressor(n_components=2**15, batch_size=512, solver="sgd", max_iter=1, random_state=0).fit(X, y)
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 print(json.dumps({"peak": peak, "data": X.nbytes, "features": model.n_components_}))
 """

@@ -50,7 +50,7 @@ def test_epochs_run_is_the_progress_bars_count(capsys):
     from kernelstream.datasets import synthetic_regression
 
     X, y, _ = synthetic_regression(6000, random_state=0)
-    model = DSGRegressor(random_state=0, max_iter=2, verbose=1).fit(X, y)
+    model = DSGRegressor(random_state=0, solver="sgd", max_iter=2, verbose=1).fit(X, y)
     assert len(model.feature_growth_) > 1
     counts = re.findall(r"(\d+)epoch \[", capsys.readouterr().err)  # the count, not a rate
     assert counts and int(counts[-1]) == demo.epochs_run(model) >= model.n_iter_

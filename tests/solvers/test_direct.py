@@ -97,11 +97,11 @@ def test_empty_training_data_is_refused():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("make", [lambda: DSGRegressor(random_state=0, max_iter=100),
-                                  lambda: DSGClassifier(loss="squared", random_state=0, max_iter=100)])
+@pytest.mark.parametrize("make", [lambda: DSGRegressor(random_state=0, solver="sgd", max_iter=100),
+                                  lambda: DSGClassifier(loss="squared", random_state=0, solver="sgd", max_iter=100)])
 def test_the_squared_loss_chooses_sigma_and_alpha_by_direct_solves(make, monkeypatch):
     """With the squared loss each (σ, α) candidate of the selection is judged at its exact
-    optimum; the stochastic solver then trains the winner (an explicit ``max_iter``: epochs,
+    optimum; the stochastic solver then trains the winner (``solver="sgd"``: epochs,
     not the dual route of few rows)."""
     methods = []
     original = selection.solve_normal_equations
