@@ -147,7 +147,8 @@ def test_the_cache_holds_bounded_features_in_float16(changes, limits, dtype):
     assert plan.route == "subsample" and plan.cache_dtype == dtype
     assert f"features cached in {dtype}" in "\n".join(plan.reasons)
     n = 10**6  # the blocks the budget holds follow the bytes of a cached feature: 4, 2 or 1
-    wide = _plan(_with(REGRESSOR, **changes, block_size=1024), n_rows=n, limits=limits)
+    whole = dataclasses.replace(limits, growth_cache_bytes=limits.cache_bytes)
+    wide = _plan(_with(REGRESSOR, **changes, block_size=1024), n_rows=n, limits=whole)
     item = {"float16": 2, "float32": 4, "float64": 8}[dtype]
     n_train = n - int(np.ceil(0.1 * n))
     assert wide.max_blocks == L.cache_bytes // (item * (n_train + 1) * 1024) >= 1
@@ -185,7 +186,7 @@ def test_the_first_doubling_looks_back_where_the_rows_are_many_per_feature(param
     while n - math.ceil(0.1 * n) > n_train:
         n -= 1
     n += n - math.ceil(0.1 * n) < n_train
-    plan = _plan(params, n_rows=n)
+    plan = _plan(params, n_rows=n, limits=dataclasses.replace(L, growth_cache_bytes=L.cache_bytes))
     assert plan.route == "subsample" and plan.basis == "random_features"
     assert plan.look_back is look_back
     assert any(f"the first doubling only where {start // 2:,} features" in r
@@ -389,3 +390,17 @@ def test_the_fitted_plan_and_its_stages_are_saved_and_loaded_with_the_model(tmp_
     assert str(loaded.fit_plan_) == str(model.fit_plan_)
     assert loaded.fit_plan_.limits == model.fit_plan_.limits
     assert [r["stage"] for r in loaded.fit_plan_.stages] == [r["stage"] for r in model.fit_plan_.stages]
+
+
+def test_a_growth_caches_within_growth_cache_bytes_unless_cache_bytes_is_given():
+    """cache_bytes="auto": a growth of random features holds at most ``growth_cache_bytes``
+    (a default fit of 10^6 rows stays under 3 GB); a number given is the budget itself."""
+    auto = _plan(REGRESSOR, n_rows=10**6)
+    given = _plan(_with(REGRESSOR, cache_bytes=6 * 2**30), n_rows=10**6)
+    assert auto.cache_bytes == min(L.cache_bytes, L.growth_cache_bytes)
+    assert given.cache_bytes == 6 * 2**30 and given.max_blocks >= auto.max_blocks
+    assert "growth_cache_bytes" in "\n".join(auto.reasons) or auto.cache_bytes == L.cache_bytes
+    assert auto.max_blocks == 1 and auto.growth_budget == float("inf")  # one size: no growth
+    grows = _plan(REGRESSOR, n_rows=10**5)
+    assert grows.growth_budget == pytest.approx(L.growth_units_per_row * (10**5 - 10**4)
+                                                + L.growth_units_fixed)

@@ -49,6 +49,7 @@ CONVERGING_CONSTRAINTS = {
     "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
     "warm_start": ["boolean"],
     "cache_bytes": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
+    "effort": [StrOptions({"fast", "auto", "thorough"}), Interval(Real, 0, None, closed="neither")],
     "basis": [StrOptions({"auto", "random_features", "nystroem"})],
     "checkpoint": [str, os.PathLike, None],
     "checkpoint_every": [Interval(Integral, 1, None, closed="left"), str],

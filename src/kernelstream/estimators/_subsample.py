@@ -35,6 +35,8 @@ from ..features.base import DEFAULT_CACHE_BYTES
 from ..planning import FitPlan
 from ..solvers.cached import FeatureCache
 from ..solvers.engine import EngineModel, loss_name, narrowed, solve_full_size
+from ..ops.throughput import measured_throughput
+from ..planning.cost import predicted_narrowing, predicted_selection
 from ..solvers.stages import StageLog
 from ..solvers.subsample_choice import choose_on_subsample, lengthscale_candidates
 from ..solvers.nystroem import NystroemBasis, NystroemCache
@@ -54,7 +56,7 @@ class SubsampleMixin:
         as it ends; ``run`` (a :class:`~._checkpointing.FitCheckpoint`) writes the choice and
         the growth between sizes, or resumes them."""
         plan: FitPlan = self.fit_plan_
-        log = StageLog(getattr(progress, "stage", None))
+        log = StageLog(getattr(progress, "stage", None), measured_throughput(problem.y.device))
         saved = {} if run is None else (run.saved.get("engine") or {})
         model = self._engine_model(log, checkpoint=None if run is None or run.path is None
                                    else run.engine_growth, resume=saved.get("growth"))
@@ -104,13 +106,15 @@ class SubsampleMixin:
         loss, ``cv_results_``, and that loss with the subsample's leave-one-out predictions,
         targets and weights (``held``: the calibration where no rows are held out)."""
         plan, log = self.fit_plan_, model.log
-        with log.stage("selection", rows=len(sub)) as record:
+        with log.stage("selection", predicted=predicted_selection(plan, problem.X.shape[1], len(sub)),
+                       rows=len(sub)) as record:
             sigma, alpha, loss, records, chosen = self._subsample_choice(problem, sub, model)
             record.update(sigma=sigma, alpha=alpha, loss=loss, candidates=len(records))
         n, m = problem.n_train, len(sub)
         carry = (lambda rows: alpha * m / rows) if self.alpha == "auto" else (lambda rows: alpha)
         if plan.narrow and len(positions) > plan.narrow_rows:
-            with log.stage("narrowing", rows=plan.narrow_rows) as record:
+            with log.stage("narrowing", predicted=predicted_narrowing(plan, problem.X.shape[1]),
+                           rows=plan.narrow_rows) as record:
                 sigma = narrowed(plan, model, problem, sigma, carry, loss, positions)
                 record.update(sigma=sigma)
         return dict(sigma=sigma, alpha=carry(n),  # nα stays the subsample's mα

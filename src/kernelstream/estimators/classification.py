@@ -109,7 +109,7 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
                  power_t=0.5, precondition=True, precond_eps="auto", average=False,
                  n_components=None, fit_intercept=True, shuffle=True, tol=1e-3,
                  early_stopping=True, validation_fraction=0.1, n_iter_no_change=2,
-                 warm_start=False, cache_bytes="auto", basis="auto", checkpoint=None, checkpoint_every=1, random_state=None,
+                 warm_start=False, cache_bytes="auto", effort="auto", basis="auto", checkpoint=None, checkpoint_every=1, random_state=None,
                  verbose="auto", device="auto", dtype="float32", n_jobs=None):
         assign_parameters(self, locals())
 

@@ -115,10 +115,21 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
     cache_bytes : int or "auto", default="auto"
         The most bytes the cached features of the training rows may take on the subsample
         route (each solve then costs two matrix products an iteration): "auto" a third of the
-        memory, at most 8 GiB, and the epochs route where one block does not fit; a number that
+        memory, at most 8 GiB (a growth of random features without ``n_components``: at most
+        2 GiB, ``growth_cache_bytes``), and the epochs route where one block does not fit; a number that
         budget, with a clear error where the features asked for do not fit; 0 never caches.
         Bounded features (the shift-invariant kernels' cosines and sines) are held in float16,
         2 bytes each, where ``dtype="float32"``; others in ``dtype``.
+    effort : {"fast", "auto", "thorough"} or float, default="auto"
+        How much work the engine's feature growth may spend, trading time for accuracy: a level
+        bounds the work units of every full-size stage at ``0.25×``, ``1×`` or ``4×``
+        ``growth_units_per_row`` a training row (multiply-adds, bytes moved, ten a cosine,
+        counted from the shapes and the iterations: the same model on any machine, and a fit's
+        time linear in its rows); a number is a budget in CPU seconds instead, a doubling tried
+        only where the seconds predicted by this machine's measured throughput fit
+        (machine-dependent: the same seed may give another model elsewhere). ``fit_plan_``
+        reports each stage's predicted and measured seconds and why the features stopped.
+        Record: docs/decisions/cost-model.md.
     basis : {"auto", "random_features", "nystroem"}, default="auto"
         The subsample route's basis. "random_features": the kernel's random features, grown
         while they pay on the held-out rows. "nystroem": ``f(x) = k_C(x)ᵀβ + b`` over centres
@@ -217,7 +228,7 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
                  power_t=0.5, precondition=True, precond_eps=3.0, average=False,
                  n_components=None, fit_intercept=True, shuffle=True, tol=1e-3,
                  early_stopping=True, validation_fraction=0.1, n_iter_no_change=2,
-                 warm_start=False, cache_bytes="auto", basis="auto", checkpoint=None, checkpoint_every=1, random_state=None,
+                 warm_start=False, cache_bytes="auto", effort="auto", basis="auto", checkpoint=None, checkpoint_every=1, random_state=None,
                  verbose="auto", device="auto", dtype="float32", n_jobs=None):
         assign_parameters(self, locals())
 

@@ -12,6 +12,7 @@ each stage cost. Nothing here touches data or tensors. One module a job:
 - :mod:`.limits`: the knobs (:class:`FitLimits`, :data:`LIMITS`);
 - :mod:`.plan`: the plan's types (:class:`DataShape`, :class:`FitPlan`);
 - :mod:`.budget`: the feature budgets, layouts and predicates the routes and sentences share;
+- :mod:`.cost`: the cost model, each stage's work from the shapes and the growth's budget;
 - :mod:`.routes`: route choice (:func:`plan_fit`);
 - :mod:`.reasons`: the plan's sentences;
 - :mod:`.gaussian_process`: the GP's and GoGP's plan (:func:`plan_gaussian_process`).

@@ -167,9 +167,28 @@ class FitLimits:
     #: marginal likelihood on this many subsample rows, by at most this many L-BFGS iterations
     lengthscale_rows: int = 500
     lengthscale_iterations: int = 30
+    #: the full-size stages (each size's features and solve, the refinement, the look back)
+    #: spend at most this many work units a training row (a multiply-add, a byte moved, ten a
+    #: cosine: :mod:`.cost`), so that a fit's time grows like its rows; a doubling is tried
+    #: only where its predicted work fits what is left (record: docs/decisions/cost-model.md) ...
+    growth_units_per_row: float = 5e5
+    #: ... and this many more, whatever the rows (a solve's sketch preconditioner, ``s²D``,
+    #: does not shrink with them)
+    growth_units_fixed: float = 1e10
+    #: ... times the factor of the estimator's ``effort`` level; a doubling's predicted relative
+    #: gain (the last doubling's, times the ratio of the last two, at most one) must also
+    #: exceed ``growth_tol``
+    effort_factors: tuple[tuple[str, float], ...] = (("fast", 0.25), ("auto", 1.0), ("thorough", 4.0))
+    #: a solve's conjugate-gradient iterations as predicted before any solve has run; a
+    #: doubling's solve is predicted at the last size's count or this, the more
+    predicted_iterations: int = 30
     #: the cached features of the training rows take at most this many bytes (else: epochs):
     #: a third of the machine's memory, at most 8 GiB
     cache_bytes: int = field(default_factory=lambda: default_cache_bytes())
+    #: ... and with ``cache_bytes="auto"`` a growth of random features caches at most this many
+    #: (the memory of a default fit: 1M × 20 rows peak at 2.6 GB with 1,024 features, at 3.8
+    #: GB with 2,048; docs/decisions/cost-model.md)
+    growth_cache_bytes: int = 2 * 2**30
     #: ... in float16 where the kernel's features are bounded (cosines, sines) and the fit's
     #: dtype float32: half the memory to fill and to read per pass, the same errors
     #: (record: docs/decisions/half-precision-cache.md)

@@ -102,6 +102,10 @@ class FitPlan:
     #: the rows and L-BFGS iterations of a regressor's per-feature lengthscales (0: none)
     lengthscale_rows: int = 0
     lengthscale_iterations: int = 0
+    #: work units (:mod:`.cost`) the full-size stages may spend (``inf``: no bound), and the
+    #: budget in CPU seconds where ``effort`` gives one (machine-dependent; ``None``: none)
+    growth_budget: float = float("inf")
+    seconds_budget: float | None = None
     #: the thresholds the fit runs with (``solve_tol`` and ``newton_max_steps`` as ``tol`` and
     #: ``max_iter`` set them): no executor reads a global table
     limits: FitLimits = field(default=LIMITS, repr=False, compare=False)

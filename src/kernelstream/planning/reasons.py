@@ -46,7 +46,9 @@ def subsample_reasons(plan: FitPlan, params: dict, limits: FitLimits, n_train: i
         return tuple(reasons)
     if plan.basis == "nystroem":
         return tuple(reasons + [_nystroem_reason(plan, params, limits)])
-    reasons.append(f"features cached in {plan.cache_dtype} (at most {limits.cache_bytes / 2**30:.3g} GiB), from "
+    share = ("" if plan.cache_bytes == limits.cache_bytes else
+             f" of cache_bytes' {limits.cache_bytes / 2**30:.3g}: growth_cache_bytes")
+    reasons.append(f"features cached in {plan.cache_dtype} (at most {plan.cache_bytes / 2**30:.3g} GiB{share}), from "
                    f"{plan.start_blocks} to at most {plan.max_blocks} blocks of {plan.block_size}, "
                    f"doubled while the held-out loss falls by more than {limits.growth_tol:g}"
                    + (f" and the last doubling changed more than {limits.settled_class_changes} "
@@ -54,6 +56,14 @@ def subsample_reasons(plan: FitPlan, params: dict, limits: FitLimits, n_train: i
                    + "; each size one solve by conjugate gradients with a Nystrom preconditioner"
                    + (" (the squared hinge: Newton on its active rows)"
                       if "squared_hinge" in plan.losses_compared else ""))
+    if plan.seconds_budget is not None:
+        reasons.append(f"effort={plan.seconds_budget:g} CPU seconds: a doubling only where the "
+                       "seconds predicted by this machine's throughput fit what is left")
+    elif plan.growth_budget != float("inf"):
+        reasons.append(f"effort={params.get('effort', 'auto')!r}: the full-size stages spend at most "
+                       f"{plan.growth_budget:.3g} work units (multiply-adds, bytes moved, 10 a cosine; "
+                       f"{plan.growth_budget / n_train:.3g} a training row), a doubling only where "
+                       "its predicted work fits what is left")
     return tuple(reasons)
 
 

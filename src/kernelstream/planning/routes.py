@@ -11,6 +11,7 @@ from ..solvers.conjugate import QUADRATIC_LOSSES
 from .budget import (ENGINE_SOLVERS, cache_dtype, cache_item_bytes, chooses, dual_features,
                      engine_solves, feature_layout, is_auto, looks_back, max_feature_blocks,
                      multiclass_auto, nystroem_basis, subsample_split, validation_split)
+from .cost import growth_budget
 from .limits import FitLimits, LIMITS
 from .plan import DataShape, FitPlan
 from .reasons import epochs_reasons, subsample_reasons, why_epochs
@@ -185,7 +186,10 @@ def _subsample_plan(estimator, shape, params, limits, loss, few_rows: bool = Fal
         nystroem = (limits.cache_bytes // (8 * (n_train + 1) * size) >= centres
                     and n_train >= limits.nystroem_rows_per_centre * centres * size)
     item = 8 if nystroem else cache_item_bytes(params, limits)  # kernel columns: float64 at most
-    cached = limits.cache_bytes // (item * (n_train + 1) * size)  # blocks it holds
+    memory = limits.cache_bytes  # a growth of random features with cache_bytes="auto": less
+    if not nystroem and not few_rows and blocks is None and is_auto(params.get("cache_bytes", "auto")):
+        memory = min(memory, limits.growth_cache_bytes)
+    cached = memory // (item * (n_train + 1) * size)  # blocks it holds
     if blocks is not None:
         start = most = blocks
     elif few_rows:  # every row trains, one exact solve at the few-row budget
@@ -208,7 +212,7 @@ def _subsample_plan(estimator, shape, params, limits, loss, few_rows: bool = Fal
                    validation_fraction=fraction,
                    narrow=not few_rows and is_auto(params["sigma"]) and fraction is not None,
                    selection_features=min(limits.subsample_features, size * most),
-                   cache_bytes=limits.cache_bytes,
+                   cache_bytes=memory,
                    cache_dtype=params.get("dtype", "float32") if nystroem else cache_dtype(params, limits),
                    narrow_rows=limits.narrow_rows,
                    refine=(not few_rows and is_auto(params["sigma"]) and fraction is not None
@@ -221,7 +225,24 @@ def _subsample_plan(estimator, shape, params, limits, loss, few_rows: bool = Fal
                    hinge_finish=nystroem and multiclass_auto(shape, params) and fraction is not None,
                    lengthscale_rows=limits.lengthscale_rows,
                    lengthscale_iterations=limits.lengthscale_iterations)
+    if not few_rows and start < most and fraction is not None:  # a growth: its budget
+        units, seconds = effort_budget(params.get("effort", "auto"), n_train, limits)
+        plan = dataclasses.replace(plan, growth_budget=units, seconds_budget=seconds)
     return dataclasses.replace(plan, reasons=subsample_reasons(plan, params, limits, n_train))
+
+
+def effort_budget(effort, n_train: int, limits: FitLimits) -> tuple[float, float | None]:
+    """``(work units, CPU seconds or None)`` the growth may spend at ``effort``: a level's
+    factor of ``growth_units_per_row`` a training row, or (a number) that many seconds and no
+    bound in work."""
+    if isinstance(effort, str):
+        factors = dict(limits.effort_factors)
+        if effort not in factors:
+            raise ValueError(f"effort must be one of {sorted(factors)} or a number of seconds, "
+                             f"got {effort!r}.")
+        return growth_budget(n_train, factors[effort] * limits.growth_units_per_row,
+                             factors[effort] * limits.growth_units_fixed), None
+    return math.inf, float(effort)
 
 
 def _selection(shape, params, limits, loss, scales, alphas, n_selection) -> tuple[str, str | None]:

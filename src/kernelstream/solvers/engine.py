@@ -21,14 +21,16 @@ from typing import Callable
 import numpy as np
 import torch
 
+from ..planning.cost import Work, feature_work, solve_work
 from .cached import (FeatureCache, RidgeSolve, SketchPreconditioner, cache_bytes, exact_gram,
                      ridge_dual_rows, ridge_pcg)
 from .newton import newton_loss, newton_squared_hinge, smoothed_loss, solve_tol
 from .stages import StageLog
 from .streams import subset
 
-__all__ = ["EngineModel", "EngineResult", "held_out_losses", "loss_name", "narrowed", "pays",
-           "sketch_rows", "sketched_pcg", "solve_at", "solve_full_size"]
+__all__ = ["EngineModel", "EngineResult", "feature_work_of", "held_out_losses", "loss_name",
+           "narrowed", "over_budget", "pays", "sketch_rows", "sketched_pcg", "solve_at",
+           "solve_full_size", "solve_work_of"]
 
 
 @dataclass(frozen=True)
@@ -102,9 +104,11 @@ def solve_full_size(plan, model: EngineModel, cache, held, y, w, alpha: float, l
 class Growth:
     """Where the growth stands between two sizes: the blocks to solve next, the last ``θ``,
     the kept size's ``(θ, held-out loss, each held-out row's loss)``, the history, the
-    iterations so far, the classes the kept size picks on the held-out rows, and the sizes
+    iterations so far, the classes the kept size picks on the held-out rows, the sizes
     the cache was grown through (a resumed cache grows through the same, so that its
-    products sum the same parts)."""
+    products sum the same parts), the work units spent (:mod:`kernelstream.planning.cost`,
+    from the shapes and the iterations: the same on every machine) and the held-out loss of
+    each kept size."""
 
     blocks: int
     theta: torch.Tensor | None = None
@@ -113,12 +117,15 @@ class Growth:
     iterations: int = 0
     classes: torch.Tensor | None = None
     sizes: list = field(default_factory=list)
+    work: float = 0.0
+    kept: list = field(default_factory=list)
 
     def state_dict(self, sigma) -> dict:
         """The growth as a checkpoint's state (tensors and plain values), ``sigma`` the map's."""
         return dict(blocks=self.blocks, theta=self.theta, best=list(self.best),
                     history=[list(h) for h in self.history], iterations=self.iterations,
-                    classes=self.classes, sizes=list(self.sizes), sigma=sigma)
+                    classes=self.classes, sizes=list(self.sizes), sigma=sigma, work=self.work,
+                    kept=list(self.kept))
 
     @classmethod
     def from_state(cls, state: dict, device) -> "Growth":
@@ -129,7 +136,8 @@ class Growth:
         return cls(int(state["blocks"]), tensor(state["theta"]),
                    (tensor(theta), float(value), tensor(rows)),
                    [(int(h[0]), float(h[1]), int(h[2]), h[3], *h[4:]) for h in state["history"]],
-                   int(state["iterations"]), tensor(state["classes"]), [int(j) for j in state["sizes"]])
+                   int(state["iterations"]), tensor(state["classes"]), [int(j) for j in state["sizes"]],
+                   float(state.get("work", 0.0)), [float(v) for v in state.get("kept", [])])
 
 
 def grow_and_solve(plan, model: EngineModel, cache, held, y, w, alpha, loss, sketch) -> tuple:
@@ -143,10 +151,14 @@ def grow_and_solve(plan, model: EngineModel, cache, held, y, w, alpha, loss, ske
     r = cache.feature_map.block_size
     while True:
         J = growth.blocks
-        with model.log.stage("features", features=J * r, rows=cache.n_rows):
+        new = feature_work_of(cache, (J - cache.n_blocks) * r)
+        with model.log.stage("features", predicted=new, features=J * r, rows=cache.n_rows):
             cache.grow(J)
             growth.sizes.append(J)
-        with model.log.stage("solve", features=J * r, loss=loss_name(loss)) as record:
+        growth.work += new.units
+        guess = growth.history[-1][2] if growth.history else plan.limits.predicted_iterations
+        with model.log.stage("solve", predicted=solve_work_of(plan, cache, J * r, guess, sketch),
+                             features=J * r, loss=loss_name(loss)) as record:
             start = None if growth.theta is None else cache.extended(growth.theta, J)
             solve = solve_at(plan, cache, y, w, alpha, loss, sketch, start)
             growth.theta, growth.iterations = solve.theta, growth.iterations + solve.iterations
@@ -154,8 +166,11 @@ def grow_and_solve(plan, model: EngineModel, cache, held, y, w, alpha, loss, ske
                              else (None, None))
             value = float(rows.mean()) if rows is not None else math.nan
             record.update(iterations=solve.iterations, held_out_loss=value)
+        growth.work += solve_work_of(plan, cache, J * r, solve.iterations, sketch).units
         growth.history.append((J, value, solve.iterations, cache.feature_map.sigma))
         if growth.best is not None and not pays(growth.best[2], rows, plan.growth_tol):
+            model.log.note("growth_stop", features=growth.best[0].shape[0] - 1,
+                           why=f"{J * r:,} features did not pay on the held-out rows")
             break
         held, grown = next_size(plan, model, cache, held, y, w, alpha, loss, sketch, growth,
                                 rows, outputs)
@@ -196,13 +211,20 @@ def next_size(plan, model: EngineModel, cache, held, y, w, alpha, loss, sketch, 
     J, r = growth.blocks, cache.feature_map.block_size
     theta, value = growth.theta, float(rows.mean()) if rows is not None else math.nan
     if growth.best is None and plan.refine and held is not None:
-        with model.log.stage("refine", features=J * r) as record:
+        challenge = feature_work_of(cache, J * r, new_memory=False)  # over the cache's memory
+        guess = solve_work_of(plan, cache, J * r, growth.history[-1][2], sketch)
+        incumbent = cache.feature_map  # the challenger's features, and σ's again where it loses
+        with model.log.stage("refine", predicted=challenge + challenge + guess,
+                             features=J * r) as record:
             held, theta, rows, outputs, its = refined(plan, model, cache, held, y, w, alpha, loss,
                                                       sketch, J, theta, rows, outputs,
                                                       growth.history)
             growth.theta, growth.iterations, value = theta, growth.iterations + its, float(rows.mean())
             record.update(iterations=its, sigma=cache.feature_map.sigma, held_out_loss=value)
+        redraws = 2 if cache.feature_map is incumbent else 1
+        growth.work += redraws * challenge.units + solve_work_of(plan, cache, J * r, its, sketch).units
     growth.best = (theta, value, rows)
+    growth.kept.append(value)
     now = model.classes(outputs[held[2] > 0]) if outputs is not None else None
     settled = (now is not None and growth.classes is not None
                and int((now != growth.classes).sum()) <= plan.limits.settled_class_changes)
@@ -210,16 +232,73 @@ def next_size(plan, model: EngineModel, cache, held, y, w, alpha, loss, sketch, 
     grown = min(2 * J, plan.max_blocks)
     while grown > J and not cache.fits(grown):  # the last step: as far as the cache holds
         grown -= 1
-    if held is None or grown == J or settled:
+    if held is None:
         return held, None
-    if J == plan.start_blocks and plan.look_back:
-        with model.log.stage("look_back", features=J * r // 2) as record:
+    why = ("the last doubling changed too few held-out classes" if settled else
+           f"the feature budget ({plan.max_blocks * r:,}) is reached" if J == plan.max_blocks else
+           f"the cache's {cache.budget / 2**30:.2f} GiB hold no more" if grown == J else
+           over_budget(plan, model, cache, sketch, growth, J, grown))
+    if why is None and J == plan.start_blocks and plan.look_back:
+        half = feature_work_of(cache, J * r // 2)
+        guess = solve_work_of(plan, cache, J * r // 2, growth.history[-1][2], sketch)
+        with model.log.stage("look_back", predicted=half + guess, features=J * r // 2) as record:
             paid = half_size_pays(plan, model, cache, held, y, w, alpha, loss, sketch, rows,
                                   growth.history)
             record.update(iterations=growth.history[-1][2], paid=paid)
-        if not paid:
-            return held, None
+        growth.work += (half + solve_work_of(plan, cache, J * r // 2, growth.history[-1][2],
+                                             sketch)).units
+        why = None if paid else f"half the features did as well as {J * r:,}"
+    if why is not None:
+        model.log.note("growth_stop", features=J * r, why=why)
+        return held, None
     return held, grown
+
+
+def over_budget(plan, model: EngineModel, cache, sketch, growth: Growth, J: int,
+                grown: int) -> str | None:
+    """Why the doubling from ``J`` to ``grown`` blocks is not worth its cost, or ``None``: its
+    predicted work (the new features, a solve at the last size's iterations or
+    ``predicted_iterations``, the more: at 675,000 rows 8 at 1,024 features became 22 at
+    2,048) past what is
+    left of ``plan.growth_budget``; its predicted seconds past ``plan.seconds_budget``; or
+    its predicted relative gain (the last doubling's times the ratio of the last two, at
+    most one) at most ``growth_tol``."""
+    r = cache.feature_map.block_size  # more features leave more directions to iterate over:
+    guess = max(growth.history[-1][2], plan.limits.predicted_iterations)  # at least the table's
+    step = feature_work_of(cache, (grown - J) * r) + solve_work_of(plan, cache, grown * r, guess, sketch)
+    if growth.work + step.units > plan.growth_budget:
+        return (f"{grown * r:,} features would bring the work to {growth.work + step.units:.3g} "
+                f"units, past the budget of {plan.growth_budget:.3g}")
+    throughput = model.log.throughput
+    if plan.seconds_budget is not None and throughput is not None:
+        spent = model.log.total()
+        if spent + step.seconds(throughput) > plan.seconds_budget:
+            return (f"{grown * r:,} features would take the fit to {spent + step.seconds(throughput):.1f} "
+                    f"CPU s, past effort={plan.seconds_budget:g} s")
+    if len(growth.kept) >= 3:
+        last, before, earlier = growth.kept[-1], growth.kept[-2], growth.kept[-3]
+        gain, previous = (before - last) / before, (earlier - before) / earlier
+        predicted = gain * min(1.0, gain / previous) if previous > 0 else 0.0
+        if predicted <= plan.growth_tol:
+            return f"the next doubling's predicted gain {predicted:.2g} is below growth_tol"
+    return None
+
+
+def item_bytes(cache) -> int:
+    """Bytes of one stored feature of ``cache``."""
+    return torch.finfo(cache.storage).bits // 8
+
+
+def feature_work_of(cache, new_features: int, new_memory: bool = True) -> Work:
+    """The work of ``new_features`` columns of ``cache``'s rows (:func:`~kernelstream.planning.cost.feature_work`)."""
+    return feature_work(cache.n_rows, cache.X.shape[1], max(new_features, 0), item_bytes(cache),
+                        new_memory)
+
+
+def solve_work_of(plan, cache, n_features: int, iterations: int, sketch) -> Work:
+    """The work of a solve on ``cache``'s rows at ``n_features`` (:func:`~kernelstream.planning.cost.solve_work`)."""
+    return solve_work(cache.n_rows, n_features, iterations, item_bytes(cache),
+                      sketch_rows(len(sketch[1]), n_features, len(sketch[0]), plan.limits))
 
 
 def half_size_pays(plan, model: EngineModel, cache, held, y, w, alpha, loss, sketch, rows,

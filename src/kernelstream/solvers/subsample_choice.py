@@ -50,11 +50,11 @@ def choose_on_subsample(plan, model, X_sub, y_sub, w_sub, sigmas, per_feature) -
         records += extra
         if ard[first][0] < best[first][0]:
             best = ard
-    for name in others:  # the hinge at least squares' bandwidth or wider, decades of α
+    for name in others:  # the hinge from least squares' bandwidth on wider, decades of α
         kept = best[first][2].feature_map.sigma
         wider = [s for s in sigmas if np.mean(s) >= np.mean(kept) * (1 - 1e-9)]
         more, extra = descend(lambda sigma: solve([sigma], list(plan.dual_alphas[::2]),
-                                                  losses=(name,)), wider, name)
+                                                  losses=(name,)), wider, name, start=0)
         best, records = {**best, **more}, records + extra
     chosen = first
     for name in others:
@@ -115,12 +115,12 @@ def lengthscale_candidates(X_sub: torch.Tensor, y_sub: torch.Tensor, plan, kerne
     return [scale * lengthscales for scale in (0.5, 1.0, 2.0)]
 
 
-def descend(evaluate, sigmas: list, loss: str) -> tuple[dict, list]:
+def descend(evaluate, sigmas: list, loss: str, start: int | None = None) -> tuple[dict, list]:
     """The least leave-one-out loss over ``sigmas`` (ascending) by descent from the middle
-    one: its narrower neighbour first, then on in the direction that improves while it does
-    (the loss is near unimodal in ``log σ``: three or four of five are evaluated).
-    ``evaluate(σ)`` returns :func:`dual_candidates`'s ``(best, records)``."""
-    start = len(sigmas) // 2
+    one (or ``start``): its narrower neighbour first, then on in the direction that improves
+    while it does (the loss is near unimodal in ``log σ``: three or four of five are
+    evaluated). ``evaluate(σ)`` returns :func:`dual_candidates`'s ``(best, records)``."""
+    start = len(sigmas) // 2 if start is None else start
     results = {start: evaluate(sigmas[start])}
 
     def value(i: int) -> float:

@@ -1,0 +1,80 @@
+"""A machine's throughput, timed once a process: what the cost model
+(:mod:`kernelstream.planning.cost`) turns work into seconds with."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import torch
+
+__all__ = ["Throughput", "measured_throughput"]
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """A machine's rates: float32 matrix products (multiply-adds a second), a pass over stored
+    features as a conjugate-gradient iteration makes it (bytes of float16 features a second:
+    each widened, multiplied by a vector and back), cosines a second and new memory's first
+    write, on the threads the fit runs with."""
+
+    madds_per_second: float
+    bytes_per_second: float
+    transcendentals_per_second: float
+    #: bytes of new memory first written a second (its pages' faults)
+    allocated_bytes_per_second: float = float("inf")
+
+    def as_dict(self) -> dict:
+        return {"madds_per_second": self.madds_per_second,
+                "bytes_per_second": self.bytes_per_second,
+                "transcendentals_per_second": self.transcendentals_per_second,
+                "allocated_bytes_per_second": self.allocated_bytes_per_second}
+
+
+_MEASURED: dict = {}
+
+
+def measured_throughput(device: torch.device | str = "cpu") -> Throughput:
+    """This machine's :class:`Throughput` on ``device`` at the current thread count: a GEMM
+    of ``1024 × 256`` by ``256 × 1024`` float32, a pass over ``32768 × 1024`` float16 features,
+    the cosines of 1M floats and the first write of 64 MiB of new memory, each the best of three runs (about 0.1 s in all), measured
+    once a process."""
+    device = torch.device(device)
+    key = (device.type, device.index, torch.get_num_threads())
+    if key not in _MEASURED:
+        _MEASURED[key] = _measure(device)
+    return _MEASURED[key]
+
+
+def _measure(device: torch.device) -> Throughput:
+    A = torch.rand((1024, 256), device=device)
+    B = torch.rand((256, 1024), device=device)
+    stored = torch.rand((32768, 1024), device=device).half()  # 64 MiB: past the caches
+    buffer = torch.empty((128, 1024), device=device)
+    x = torch.rand((1024, 1), device=device)
+    angles = torch.rand(2**20, device=device)
+
+    def one_pass():  # a conjugate-gradient iteration over float16 features: widen, Φx, Φᵀu
+        for i in range(0, stored.shape[0], buffer.shape[0]):
+            chunk = buffer.copy_(stored[i:i + buffer.shape[0]])
+            (chunk @ x).T @ chunk
+
+    def best(run) -> float:
+        run()  # warm
+        seconds = math.inf
+        for _ in range(3):
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+            start = time.perf_counter()
+            run()
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+            seconds = min(seconds, time.perf_counter() - start)
+        return max(seconds, 1e-9)
+
+    return Throughput(1024 * 256 * 1024 / best(lambda: A @ B),
+                      stored.numel() * stored.element_size() / best(one_pass),
+                      angles.numel() / best(lambda: torch.cos(angles)),
+                      64 * 2**20 / best(lambda: torch.empty(32 * 2**20, dtype=torch.float16,
+                                                            device=device).fill_(1)))

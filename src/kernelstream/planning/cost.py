@@ -1,0 +1,126 @@
+"""The cost model: each stage of an engine fit as work (multiply-adds, bytes moved,
+transcendentals, passes over the rows), predicted from the shapes before any data is read, and
+as seconds from a machine's throughput (:func:`kernelstream.ops.throughput.measured_throughput`,
+timed once a process). Pure arithmetic: nothing here touches data or tensors.
+
+Work is what a budget counts (:attr:`Work.units`, the same on every machine and under any
+load, so that a seed gives one model everywhere); seconds are what a report predicts
+(:meth:`Work.seconds`). The stages (``n`` rows, ``d`` inputs, ``D`` features, ``s`` sketch rows,
+``m`` subsample rows):
+
+- the features of ``D`` new columns: ``nDd`` multiply-adds, ``nD`` cosines, ``nD`` stored;
+- a solve of ``k`` conjugate-gradient iterations: ``k`` passes over the ``nD`` stored features
+  (each value widened and multiplied twice: the pass's rate is measured as such), and the
+  sketch preconditioner's ``s²D + s³/3`` multiply-adds;
+- the selection: per bandwidth ``m²D + 9m³`` (the Gram, its float64 eigendecomposition), the squared
+  hinge ``3m³/2`` an ``α``.
+
+Record: docs/decisions/cost-model.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Work", "feature_work", "growth_budget", "predicted_narrowing", "predicted_selection",
+           "selection_work", "solve_work"]
+
+#: a budget's unit: a multiply-add; a byte of features stored or passed over this many (a
+#: float16 value read by a conjugate-gradient iteration is two multiply-adds), and a cosine
+#: this many (their cost on one CPU thread: docs/decisions/cost-model.md)
+BYTE_UNITS = 2.0
+TRANSCENDENTAL_UNITS = 10.0
+
+
+@dataclass(frozen=True)
+class Work:
+    """What a stage does: ``madds`` multiply-adds, ``bytes`` moved through memory,
+    ``transcendentals`` (cosines, exponentials), ``passes`` over the training rows, and
+    ``allocated`` bytes of new memory (their first touch: seconds, not budget units, as its
+    cost is the operating system's)."""
+
+    madds: float = 0.0
+    bytes: float = 0.0
+    transcendentals: float = 0.0
+    passes: float = 0.0
+    allocated: float = 0.0
+
+    def __add__(self, other: "Work") -> "Work":
+        return Work(self.madds + other.madds, self.bytes + other.bytes,
+                    self.transcendentals + other.transcendentals, self.passes + other.passes,
+                    self.allocated + other.allocated)
+
+    @property
+    def units(self) -> float:
+        """The work in one machine-independent number (multiply-add equivalents)."""
+        return self.madds + BYTE_UNITS * self.bytes + TRANSCENDENTAL_UNITS * self.transcendentals
+
+    def seconds(self, throughput) -> float:
+        """Predicted seconds on a machine of ``throughput`` (a
+        :class:`~kernelstream.ops.throughput.Throughput`: each kind of work at its rate)."""
+        return (self.madds / throughput.madds_per_second
+                + self.bytes / throughput.bytes_per_second
+                + self.transcendentals / throughput.transcendentals_per_second
+                + self.allocated / throughput.allocated_bytes_per_second)
+
+
+def feature_work(n_rows: int, n_inputs: int, new_features: int, item_bytes: int,
+                 new_memory: bool = True) -> Work:
+    """The features of ``new_features`` columns of ``n_rows`` rows: ``nDd`` multiply-adds,
+    ``nD`` cosines and ``nD·item`` bytes stored (in new memory, or ``new_memory=False``
+    written over the cache's own)."""
+    values = float(n_rows) * new_features
+    return Work(values * n_inputs, values * item_bytes, values, 1.0,
+                values * item_bytes if new_memory else 0.0)
+
+
+def solve_work(n_rows: int, n_features: int, iterations: int, item_bytes: int,
+               sketch_rows: int = 0) -> Work:
+    """A solve by ``iterations`` preconditioned conjugate-gradient iterations, each one pass
+    over the ``nD·item`` bytes of stored features (its two products ``2nD`` multiply-adds
+    within the pass's measured rate); the preconditioner of ``sketch_rows`` rows
+    ``s²D + s³/3``."""
+    values = float(n_rows) * n_features
+    s = float(min(sketch_rows, n_features + 1))
+    return Work(s * s * n_features + s**3 / 3, iterations * values * item_bytes, 0.0,
+                float(iterations))
+
+
+def selection_work(rows: int, n_inputs: int, n_features: int, bandwidths: int, alphas: int,
+                   hinge_bandwidths: int = 0, hinge_alphas: int = 0) -> Work:
+    """The choice on ``rows`` subsample rows at ``n_features`` features: per bandwidth the
+    features, the Gram ``m²D`` and its float64 eigendecomposition ``9m³`` (every ``α``'s
+    leave-one-out ``m²`` more), the squared hinge ``3m³/2`` an ``α`` of each of its bandwidths."""
+    m = float(rows)
+    per_bandwidth = m * n_features * n_inputs + m * m * n_features + 9 * m**3 + alphas * m * m
+    hinge = hinge_bandwidths * hinge_alphas * 1.5 * m**3
+    return Work(bandwidths * per_bandwidth + hinge, 0.0, bandwidths * m * n_features, 0.0)
+
+
+def growth_budget(n_rows: int, units_per_row: float, fixed: float = 0.0) -> float:
+    """The work units the full-size stages may spend: ``units_per_row`` a training row and
+    ``fixed`` more (the fit's time affine in the rows)."""
+    return float(units_per_row) * n_rows + float(fixed)
+
+
+def predicted_selection(plan, n_inputs: int, rows: int) -> Work:
+    """The selection's work as ``plan`` sets it: three bandwidths of the descent (three more
+    for a regressor's per-feature lengthscales), every ``α`` of ``dual_alphas``, and for
+    two compared losses the squared hinge at two bandwidths and every other ``α``."""
+    scales = 0 if plan.sigma_scales is None else min(3, len(plan.sigma_scales))
+    bandwidths = max(1, scales) * (2 if plan.lengthscale_rows and plan.shape.n_classes is None
+                                   and n_inputs > 1 and scales else 1)
+    hinge = 2 * (len(plan.dual_alphas) + 1) // 2 if len(plan.losses_compared) > 1 else 0
+    return selection_work(rows, n_inputs, plan.selection_features, bandwidths,
+                          len(plan.dual_alphas), 1 if hinge else 0, hinge)
+
+
+def predicted_narrowing(plan, n_inputs: int) -> Work:
+    """The narrowing's work: two bandwidths (the subsample's and half of it), each the
+    features of ``narrow_rows`` rows at ``narrow_blocks`` blocks and a solve of
+    ``predicted_iterations``, in float32."""
+    features = plan.narrow_blocks * plan.block_size
+    one = (feature_work(plan.narrow_rows, n_inputs, features, 4)
+           + solve_work(plan.narrow_rows, features, plan.limits.predicted_iterations, 4,
+                        plan.selection_rows))
+    return one + one

@@ -1,0 +1,104 @@
+"""The cost model and the growth's budget: work counted from the shapes, a doubling tried only
+where it fits, ``effort`` trading time for accuracy, and the report of predicted seconds."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+from sklearn.datasets import make_classification
+
+from kernelstream import DSGClassifier, DSGRegressor
+from kernelstream.datasets import synthetic_regression
+from kernelstream.ops import throughput
+from kernelstream.planning import LIMITS
+from kernelstream.planning.cost import Work, feature_work, growth_budget, solve_work
+
+
+def _rows(n=6000, seed=0):
+    X, y = make_classification(n, 20, n_informative=10, flip_y=0.02, random_state=seed)
+    return X.astype(np.float32), y
+
+
+def test_work_is_counted_from_the_shapes():
+    """A solve is its passes over the stored features plus the preconditioner's ``s²D + s³/3``;
+    features are ``nDd`` multiply-adds, ``nD`` cosines and their bytes; the budget is affine."""
+    n, D, d = 1000, 512, 20
+    solve = solve_work(n, D, iterations=7, item_bytes=2, sketch_rows=256)
+    assert solve.bytes == 7 * n * D * 2 and solve.passes == 7
+    assert solve.madds == 256**2 * D + 256**3 / 3
+    features = feature_work(n, d, D, item_bytes=2)
+    assert (features.madds, features.transcendentals, features.bytes) == (n * D * d, n * D, 2 * n * D)
+    both = solve + features
+    assert both.units == pytest.approx(solve.units + features.units)
+    assert growth_budget(100, 5.0, 7.0) == 507.0
+    rates = throughput.Throughput(1e9, 1e9, 1e8, 1e10)
+    assert Work(1e9, 2e9, 1e8, 0, 1e10).seconds(rates) == pytest.approx(5.0)
+
+
+def test_the_growth_stops_where_the_next_doubling_would_pass_the_budget():
+    """A budget of one size's work keeps the start size and says why; a larger one grows."""
+    X, y = _rows()
+    tight = dataclasses.replace(LIMITS, growth_units_per_row=1.0, growth_units_fixed=0.0)
+    model = DSGClassifier(random_state=0).fit(X, y, limits=tight)
+    stops = [r for r in model.fit_plan_.stages if r["stage"] == "growth_stop"]
+    assert model.n_components_ == LIMITS.solve_start_features
+    assert len(stops) == 1 and "past the budget" in stops[0]["why"]
+    assert "growth_stop" in str(model.fit_plan_)
+    loose = dataclasses.replace(LIMITS, growth_units_per_row=1e9)
+    grown = DSGClassifier(random_state=0).fit(X, y, limits=loose)
+    assert grown.n_components_ > model.n_components_
+    assert model.fit_plan_.growth_budget < grown.fit_plan_.growth_budget
+
+
+def test_effort_trades_time_for_features():
+    """"fast" keeps at most the features of "auto", "thorough" at least as many."""
+    X, y = _rows()
+    sizes = {effort: DSGClassifier(random_state=0, effort=effort).fit(X, y).n_components_
+             for effort in ("fast", "auto", "thorough")}
+    assert sizes["fast"] <= sizes["auto"] <= sizes["thorough"]
+    assert sizes["fast"] < sizes["thorough"]
+
+
+def test_a_budget_in_seconds_stops_by_the_predicted_seconds():
+    X, y = _rows(4000)
+    model = DSGClassifier(random_state=0, effort=1e-6).fit(X, y)
+    assert model.fit_plan_.seconds_budget == 1e-6
+    assert model.n_components_ == LIMITS.solve_start_features
+    why = [r["why"] for r in model.fit_plan_.stages if r["stage"] == "growth_stop"]
+    assert why and "past effort=" in why[0]
+
+
+def test_the_model_does_not_depend_on_the_machines_speed():
+    """The default budget counts work, not seconds: a machine measured ten times slower fits
+    the same model with the same seed."""
+    X, y = _rows(4000)
+    first = DSGClassifier(random_state=0).fit(X, y)
+    key = (torch.device("cpu").type, None, torch.get_num_threads())
+    measured = throughput.measured_throughput("cpu")
+    slow = throughput.Throughput(*(v / 10 for v in measured.as_dict().values()))
+    throughput._MEASURED[key] = slow
+    try:
+        second = DSGClassifier(random_state=0).fit(X, y)
+    finally:
+        throughput._MEASURED[key] = measured
+    np.testing.assert_array_equal(first.decision_function(X), second.decision_function(X))
+    predicted = [r["predicted_seconds"] for r in second.fit_plan_.stages if "predicted_seconds" in r]
+    before = [r["predicted_seconds"] for r in first.fit_plan_.stages if "predicted_seconds" in r]
+    np.testing.assert_allclose(predicted, np.array(before) * 10, rtol=1e-9)
+
+
+def test_each_engine_stage_reports_its_predicted_seconds():
+    X, y, _ = synthetic_regression(5000, random_state=0)
+    model = DSGRegressor(random_state=0).fit(X, y)
+    stages = {r["stage"]: r for r in model.fit_plan_.stages}
+    for name in ("selection", "features", "solve"):
+        assert stages[name]["predicted_seconds"] > 0
+    assert "predicted seconds" in str(model.fit_plan_)
+
+
+@pytest.mark.parametrize("effort", ["slow", 0.0, -1.0])
+def test_a_bad_effort_is_refused(effort):
+    X, y = _rows(3000)
+    with pytest.raises(ValueError, match="effort"):
+        DSGClassifier(effort=effort).fit(X, y)
