@@ -94,6 +94,10 @@ BENCHMARKS: tuple[Benchmark, ...] = (
               "peers", ("time_to_accuracy.md", "time_to_accuracy.json")),
     Benchmark("perf.solver_cg", "solver='cg' against the default solver, defaults otherwise",
               ("solver_cg.md",), quick=("--only", "diabetes", "--seeds", "0"), out="file"),
+    Benchmark("scaling", "the default fit at 10^4, 10^5 and 10^6 rows (a classification and a "
+              "regression set) against Nystroem(1024) + ridge: error, CPU s, features, peak RSS",
+              ("scaling.md",), quick=("--sizes", "10000", "--repeats", "1", "--sets",
+                                      "classification")),
     Benchmark("perf.engine_variants", "every loss, max_iter and solver='cg' on the fit engine "
               "against the default fit on moons, a9a and friedman1: route, error, CPU s",
               ("engine_variants.md",)),

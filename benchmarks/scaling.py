@@ -40,7 +40,7 @@ def rows_of(name: str, n: int) -> tuple:
         X, y = make_classification(n, 20, n_informative=10, flip_y=0.02, random_state=1)
     else:
         X, y = make_friedman1(n, 20, noise=1.0, random_state=1)
-    return train_test_split(X.astype(np.float32), y, test_size=0.25, random_state=0)
+    return train_test_split(X, y, test_size=0.25, random_state=0)
 
 
 def estimator(name: str, method: str):
