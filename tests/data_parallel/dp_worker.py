@@ -40,10 +40,16 @@ def write_data(directory: Path) -> dict[str, Path]:
 
 
 def fit_models(classifier_source, regressor_source):
-    from kernelstream import DSGClassifier, DSGRegressor
+    """Both fits read as streams (``stream_rows_bytes=0``): one process in lock step, as the
+    ranks do (a single process would otherwise read these few rows into memory)."""
+    import dataclasses
 
-    return (DSGClassifier(**CLASSIFIER).fit(classifier_source),
-            DSGRegressor(**REGRESSOR).fit(regressor_source))
+    from kernelstream import DSGClassifier, DSGRegressor
+    from kernelstream.planning import LIMITS
+
+    streamed = dataclasses.replace(LIMITS, stream_rows_bytes=0)
+    return (DSGClassifier(**CLASSIFIER).fit(classifier_source, limits=streamed),
+            DSGRegressor(**REGRESSOR).fit(regressor_source, limits=streamed))
 
 
 def summary(clf, reg, X_test, Z_test) -> dict:

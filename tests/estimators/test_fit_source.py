@@ -1,8 +1,12 @@
 """``fit`` on a stream (a ``kernelstream.data`` source): the default solver's epochs, validation
 and early stopping on chunks; classes found or declared; the first pass's sample; every
-estimator accepting a source; errors naming the file and line; a failed fit changes nothing."""
+estimator accepting a source; errors naming the file and line; a failed fit changes nothing;
+a stream within ``stream_rows_bytes`` fitted as the arrays it holds. The tests of the stream's
+own machinery set ``stream_rows_bytes=0`` (``STREAMED``)."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import pytest
@@ -16,9 +20,12 @@ from kernelstream.data import open_source
 from kernelstream.distributed import Communicator, ShardGroup
 from kernelstream.estimators._first_pass import first_pass
 from kernelstream.datasets import synthetic_regression
+from kernelstream.planning import LIMITS
 
 SMALL = dict(block_size=128, batch_size=256, random_state=0)
 STREAM = dict(chunk_rows=256, shuffle_buffer=1024, seed=0)
+#: the stream read as a stream, however few its rows
+STREAMED = dataclasses.replace(LIMITS, stream_rows_bytes=0)
 
 
 def _moons(n=3000):
@@ -36,7 +43,7 @@ def test_stream_fit_without_early_stopping_is_the_closed_form_ridge():
     alpha = 1e-3
     model = DSGRegressor(sigma=0.8, alpha=alpha, n_components=128, early_stopping=False,
                          tol=None, max_iter=40, dtype="float64", **SMALL)
-    model.fit(open_source(X, y, **STREAM))
+    model.fit(open_source(X, y, **STREAM), limits=STREAMED)
     assert model.n_iter_ == 40 and model.validation_scores_ is None
     np.testing.assert_allclose(model.y_offset_, [y.mean()], rtol=1e-12)
     np.testing.assert_allclose(model.y_scale_, [y.std()], rtol=1e-12)
@@ -52,23 +59,23 @@ def test_stream_fit_without_early_stopping_is_the_closed_form_ridge():
 def test_stream_defaults_choose_and_stop_early_like_arrays():
     X, y = _moons(5000)
     params = dict(n_components=256, alpha=1e-4, **SMALL)  # sigma raced, early stopping
-    streamed = DSGClassifier(**params).fit(open_source(X, y, **STREAM))
+    streamed = DSGClassifier(**params).fit(open_source(X, y, **STREAM), limits=STREAMED)
     arrays = DSGClassifier(**params).fit(X, y)
     assert streamed.cv_results_ is not None and streamed.sigma_ in streamed.cv_results_["param_sigma"]
     assert len(streamed.validation_scores_) == streamed.n_iter_ < 100  # early stopping ended it
     assert streamed.best_validation_score_ == pytest.approx(max(streamed.validation_scores_))
     assert abs(streamed.score(X, y) - arrays.score(X, y)) < 0.01
-    again = DSGClassifier(**params).fit(open_source(X, y, **STREAM))
+    again = DSGClassifier(**params).fit(open_source(X, y, **STREAM), limits=STREAMED)
     np.testing.assert_array_equal(again.decision_function(X), streamed.decision_function(X))
 
 
 def test_one_process_reading_shards_in_lock_step_trains_like_the_whole_source():
     X, y = _moons(2000)
     params = dict(sigma=0.5, alpha=1e-4, n_components=256, max_iter=6, **SMALL)
-    whole = DSGClassifier(**params).fit(open_source(X, y, **STREAM))
-    group = DSGClassifier(**params).fit(ShardGroup(open_source(X, y, **STREAM), 2))
+    whole = DSGClassifier(**params).fit(open_source(X, y, **STREAM), limits=STREAMED)
+    group = DSGClassifier(**params).fit(ShardGroup(open_source(X, y, **STREAM), 2), limits=STREAMED)
     assert abs(whole.score(X, y) - group.score(X, y)) < 0.01
-    single = DSGClassifier(**params).fit(ShardGroup(open_source(X, y, **STREAM), 1))
+    single = DSGClassifier(**params).fit(ShardGroup(open_source(X, y, **STREAM), 1), limits=STREAMED)
     np.testing.assert_array_equal(single.decision_function(X), whole.decision_function(X))
 
 
@@ -148,7 +155,7 @@ def test_a_stream_fit_tempers_its_probabilities_like_an_array_fit(early_stopping
     rows = sp.csr_matrix(X) if sparse else X
     params = dict(loss="squared", sigma=0.5, alpha=1e-4, n_components=256,
                   early_stopping=early_stopping, max_iter=20, **SMALL)
-    streamed = DSGClassifier(**params).fit(open_source(rows, y, **STREAM))
+    streamed = DSGClassifier(**params).fit(open_source(rows, y, **STREAM), limits=STREAMED)
     arrays = DSGClassifier(**params).fit(X, y)
     assert streamed.loss_ == "squared" and streamed.proba_temperature_ > 0
     assert streamed.proba_temperature_ == pytest.approx(arrays.proba_temperature_, rel=0.5)
@@ -163,8 +170,8 @@ def test_balanced_class_weights_come_from_the_whole_source():
     keep = (y == 1) | (np.arange(len(y)) % 4 == 0)  # class 0 is a quarter as frequent
     X, y = X[keep], y[keep]
     params = dict(sigma=0.5, alpha=1e-4, n_components=128, class_weight="balanced", **SMALL)
-    model = DSGClassifier(**params).fit(open_source(X, y, **STREAM))
-    plain = DSGClassifier(**dict(params, class_weight=None)).fit(open_source(X, y, **STREAM))
+    model = DSGClassifier(**params).fit(open_source(X, y, **STREAM), limits=STREAMED)
+    plain = DSGClassifier(**dict(params, class_weight=None)).fit(open_source(X, y, **STREAM), limits=STREAMED)
     recall = [np.mean(m.predict(X[y == 0]) == 0) for m in (model, plain)]
     assert recall[0] >= recall[1]
     stats = first_pass([open_source(X, y)], Communicator(), None, 0, 1, (10, 0), "classes")
@@ -220,3 +227,27 @@ def test_warm_start_on_a_stream_continues_and_refuses_new_labels(tmp_path):
     _csv(path, X, np.where(np.arange(len(y)) == 5, 7, y))
     with pytest.raises(ValueError, match=r"new\.csv, line 6: label 7\.0 is not in classes_"):
         model.fit(open_source(path, label=-1, **STREAM))
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_a_stream_that_fits_in_memory_is_the_array_fit_on_the_engine(tmp_path, sparse):
+    """Two LIBSVM shards (or a CSV) whose rows fit ``stream_rows_bytes``: one pass reads them,
+    and the fit is the engine's on those arrays, bit for bit (not the epochs: ``route``)."""
+    import scipy.sparse as sp
+    from sklearn.datasets import dump_svmlight_file
+    X, y = _moons(4000)
+    if sparse:
+        dump_svmlight_file(X[:2000], y[:2000], str(tmp_path / "part-0.svm"))
+        dump_svmlight_file(X[2000:], y[2000:], str(tmp_path / "part-1.svm"))
+        source, rows = open_source(str(tmp_path / "part-*.svm"), n_features=2), sp.csr_matrix(X)
+    else:
+        _csv(tmp_path / "rows.csv", X, y)
+        source, rows = open_source(tmp_path / "rows.csv", label=-1), np.loadtxt(
+            tmp_path / "rows.csv", delimiter=",")[:, :2]
+    streamed = DSGClassifier(random_state=0).fit(source)
+    arrays = DSGClassifier(random_state=0).fit(rows, y)
+    assert streamed.fit_plan_.route == arrays.fit_plan_.route == "subsample"
+    assert "read into memory in one pass" in streamed.fit_plan_.reasons[0]
+    np.testing.assert_array_equal(streamed.decision_function(X), arrays.decision_function(X))
+    epochs = DSGClassifier(random_state=0, n_components=256, max_iter=3).fit(source, limits=STREAMED)
+    assert epochs.fit_plan_.route == "epochs" and epochs.fit_plan_.shape.stream

@@ -1,6 +1,7 @@
 """Progress by default: ``verbose="auto"`` shows a bar where standard error is a terminal (after a
 delay, so quick fits print nothing), never elsewhere; the epochs are logged either way."""
 
+import dataclasses
 import logging
 
 import numpy as np
@@ -8,6 +9,7 @@ import pytest
 
 from kernelstream import DSGRegressor
 from kernelstream.data import open_source
+from kernelstream.planning import LIMITS
 from kernelstream.estimators import _progress
 
 
@@ -74,7 +76,8 @@ def test_a_stream_fit_is_logged_and_its_bar_closed(data, tmp_path, monkeypatch, 
     monkeypatch.setattr(_progress, "_watched", lambda: True)
     monkeypatch.setattr(_progress, "AUTO_DELAY_S", 0.0)
     with caplog.at_level(logging.INFO, logger="kernelstream"):
-        DSGRegressor(random_state=0, n_components=256, max_iter=2).fit(open_source(path, label="y"))
+        DSGRegressor(random_state=0, n_components=256, max_iter=2).fit(
+            open_source(path, label="y"), limits=dataclasses.replace(LIMITS, stream_rows_bytes=0))
     assert any("epoch" in r.getMessage() for r in caplog.records)
     assert "DSGRegressor" in capsys.readouterr().err
 

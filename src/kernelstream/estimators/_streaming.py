@@ -25,6 +25,7 @@ source into arrays (:func:`arrays_of`).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import numpy as np
@@ -65,12 +66,13 @@ class ChunkConverter:
 class StreamFitMixin:
     """``fit`` on a stream, as methods of the estimator (the doubly stochastic estimators)."""
 
-    def _fit_source(self, data, y=None, sample_weight=None, classes=None):
+    def _fit_source(self, data, y=None, sample_weight=None, classes=None, limits=None):
         """``fit`` on a stream (a ``kernelstream.data`` source, a shard of one under
-        ``torch.distributed``, or a ShardGroup)."""
+        ``torch.distributed``, or a ShardGroup); ``limits`` the planner's table (``None``:
+        :data:`~kernelstream.planning.LIMITS`)."""
         check_arrays_absent(y, sample_weight)
         if getattr(self, "solver", "one_pass") != "one_pass":
-            return self._fit_preconditioned_stream(data, classes)
+            return self._fit_preconditioned_stream(data, classes, limits)
         return self._fit_one_pass_stream(data, classes)
 
     # -- chunks ------------------------------------------------------------------------------
@@ -100,12 +102,14 @@ class StreamFitMixin:
         return (X_t, self._target_tensor(targets, device),
                 torch.as_tensor(weight, dtype=dtype, device=device))
 
-    def _checked_chunk_X(self, chunk: Chunk, locate):
-        X = chunk.X
-        if X.shape[1] != self.n_features_in_:
+    def _checked_chunk_X(self, chunk: Chunk, locate, width: int | None = None):
+        """``chunk.X`` checked: ``width`` features (default ``n_features_in_``), finite and
+        within the dtype's range, non-negative for histogram kernels; errors name the row."""
+        X, width = chunk.X, self.n_features_in_ if width is None else width
+        if X.shape[1] != width:
             raise ValueError(f"{locate(chunk.row_ids[0])}: the row has {X.shape[1]} "
                              f"features, but {type(self).__name__} is expecting "
-                             f"{self.n_features_in_} features as input.")
+                             f"{width} features as input.")
         try:
             check_magnitude(X, np.float32 if self.dtype == "float32" else np.float64)
         except ValueError as exc:
@@ -240,8 +244,50 @@ class StreamFitMixin:
         row_bytes = (whole.n_features + 2) * torch.empty((), dtype=self._torch_dtype()).element_size()
         return max(LIMITS.validation_sample_rows, LIMITS.validation_bytes // row_bytes)
 
-    def _fit_preconditioned_stream(self, data, classes=None):
-        """The default ``fit`` on a stream (module docstring); ``self`` is a ConvergingMixin."""
+    def _rows_in_memory(self, readers, whole: Source, budget: int) -> Chunk | None:
+        """Every row of ``readers`` read in one pass and checked (errors name the file and
+        line), or ``None`` once they pass ``budget`` bytes (then the stream is fitted as a
+        stream)."""
+        blocks, held = [], 0
+        for reader in readers:
+            for block in reader.blocks():
+                self._checked_chunk_X(block, whole.locate, whole.n_features)
+                X = block.X
+                held += (X.data.nbytes + X.indices.nbytes + X.indptr.nbytes if sp.issparse(X)
+                         else X.nbytes)
+                if held > budget:
+                    return None
+                blocks.append(block)
+        return concat_chunks(blocks) if blocks else None
+
+    def _fit_stream_in_memory(self, data, classes, limits) -> bool:
+        """The fit of a stream whose rows fit ``stream_rows_bytes`` (one process, a fresh fit
+        by the engine's solver), as arrays: the in-memory fit's model, its plan saying so.
+        False where the stream is fitted as a stream (too many bytes, ranks, a warm start,
+        classes declared beyond the labels, no labels)."""
+        readers, comm, whole = readers_of(data)
+        warm = self.warm_start and hasattr(self, "expansion_") and hasattr(self, "alpha_")
+        if comm.world_size > 1 or warm or self.solver not in ("preconditioned", "cg"):
+            return False
+        rows = self._rows_in_memory(readers, whole, limits.stream_rows_bytes)
+        if rows is None or rows.y is None:
+            return False
+        if classes is not None and not np.array_equal(np.unique(np.asarray(classes)), np.unique(rows.y)):
+            return False
+        self._fit_preconditioned(rows.X, rows.y, rows.sample_weight, limits=limits)
+        read = (f"the source's {rows.X.shape[0]:,} rows fit stream_rows_bytes="
+                f"{limits.stream_rows_bytes:,}: read into memory in one pass and fitted as arrays")
+        self.fit_plan_ = dataclasses.replace(self.fit_plan_, reasons=(read, *self.fit_plan_.reasons))
+        return True
+
+    def _fit_preconditioned_stream(self, data, classes=None, limits=None):
+        """The default ``fit`` on a stream (module docstring); ``self`` is a ConvergingMixin.
+        A stream whose rows fit in memory is fitted as arrays (:meth:`_fit_stream_in_memory`)."""
+        with self._unchanged_on_error():
+            if not self.warm_start:
+                self._validate_params()
+            if self._fit_stream_in_memory(data, classes, LIMITS if limits is None else limits):
+                return self
         readers, comm, whole = readers_of(data)
         with self._unchanged_on_error():
             warm = (self.warm_start and hasattr(self, "expansion_")

@@ -124,7 +124,7 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
         """
         if is_source(X):
             refuse_checkpoints(self, resume, "a fit on a source")
-            return self._fit_source(X, y, sample_weight, classes)
+            return self._fit_source(X, y, sample_weight, classes, limits)
         if classes is not None:
             raise ValueError("classes= goes with a source; with arrays the labels of y are the "
                              "classes.")

@@ -240,7 +240,9 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
         X : array-like, sparse matrix of shape (n_samples, n_features), or a source
             A source of :mod:`kernelstream.data` (its labels and weights inside, ``y`` None) is
             streamed (docs/user_guide/streaming.md); a shard of one under
-            ``torch.distributed`` fits data-parallel (:mod:`kernelstream.distributed`).
+            ``torch.distributed`` fits data-parallel (:mod:`kernelstream.distributed`). In one
+            process, a source whose rows take at most ``stream_rows_bytes`` (1 GiB) is read
+            into memory in one pass and fitted as arrays: the in-memory model.
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
         sample_weight : array-like of shape (n_samples,), default=None
         resume : str or path-like, default=None
@@ -253,11 +255,12 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
             The planner's thresholds (:class:`~kernelstream.planning.FitLimits`; ``None``: the
             table :data:`~kernelstream.planning.LIMITS`), for instance
             ``dataclasses.replace(LIMITS, narrowings=1)``: the plan carries them
-            (``fit_plan_.limits``) and the fit runs with them. Arrays only.
+            (``fit_plan_.limits``) and the fit runs with them; a source reads
+            ``stream_rows_bytes`` from them (a stream within it is fitted as arrays).
         """
         if is_source(X):
             refuse_checkpoints(self, resume, "a fit on a source")
-            return self._fit_source(X, y, sample_weight)
+            return self._fit_source(X, y, sample_weight, limits=limits)
         if self.solver == "one_pass":
             refuse_checkpoints(self, resume)
             return self._fit(X, y, sample_weight)

@@ -102,6 +102,11 @@ class FitLimits:
     precond_eps_binary: float = 3.0
     #: rows of the training set that calibrate probabilities when no rows are held out
     calibration_rows: int = 20000
+    #: a stream read by one process whose rows take at most this many bytes (as read: dense
+    #: or CSR) is read into memory in one pass and fitted as arrays, by the engine: the model of
+    #: the in-memory fit (a9a's two LIBSVM shards: 14.69% as in memory, where the epochs took
+    #: 20 times the CPU; docs/decisions/cost-model.md)
+    stream_rows_bytes: int = 2**30
     #: a stream's first pass keeps a seeded sample of this many training rows in memory (the
     #: selection's rows, the preconditioner's sketches) ...
     sample_rows: int = 16384
