@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Work", "feature_work", "growth_budget", "predicted_narrowing", "predicted_selection",
-           "selection_work", "solve_work"]
+__all__ = ["Work", "feature_work", "growth_budget", "lengthscale_work", "predicted_narrowing",
+           "predicted_selection", "selection_rows", "selection_work", "solve_work"]
 
 #: a budget's unit: a multiply-add; a byte of features stored or passed over this many (a
 #: float16 value read by a conjugate-gradient iteration is two multiply-adds), and a cosine
@@ -105,14 +105,40 @@ def growth_budget(n_rows: int, units_per_row: float, fixed: float = 0.0) -> floa
 
 def predicted_selection(plan, n_inputs: int, rows: int) -> Work:
     """The selection's work as ``plan`` sets it: three bandwidths of the descent (three more
-    for a regressor's per-feature lengthscales), every ``α`` of ``dual_alphas``, and for
-    two compared losses the squared hinge at two bandwidths and every other ``α``."""
+    for a regressor's per-feature lengthscales, and their marginal likelihood's L-BFGS:
+    :func:`lengthscale_work`), every ``α`` of ``dual_alphas``, and for two compared losses
+    the squared hinge at two bandwidths and every other ``α``."""
     scales = 0 if plan.sigma_scales is None else min(3, len(plan.sigma_scales))
-    bandwidths = max(1, scales) * (2 if plan.lengthscale_rows and plan.shape.n_classes is None
-                                   and n_inputs > 1 and scales else 1)
+    per_feature = bool(plan.lengthscale_rows and plan.shape.n_classes is None and n_inputs > 1
+                       and scales)
     hinge = 2 * (len(plan.dual_alphas) + 1) // 2 if len(plan.losses_compared) > 1 else 0
-    return selection_work(rows, n_inputs, plan.selection_features, bandwidths,
-                          len(plan.dual_alphas), 1 if hinge else 0, hinge)
+    work = selection_work(rows, n_inputs, plan.selection_features,
+                          max(1, scales) * (2 if per_feature else 1), len(plan.dual_alphas),
+                          1 if hinge else 0, hinge)
+    if per_feature:
+        work = work + lengthscale_work(min(rows, plan.lengthscale_rows), n_inputs,
+                                       plan.lengthscale_iterations)
+    return work
+
+
+def lengthscale_work(rows: int, n_inputs: int, iterations: int) -> Work:
+    """Per-feature lengthscales by L-BFGS on ``rows`` rows: about ``1.2`` evaluations an
+    iteration, each the Cholesky, inverse and gradient of an ``r × r`` kernel matrix (``4r³``)
+    and its ``d`` lengthscales' derivatives (``4r²d``)."""
+    r = float(rows)
+    return Work(1.2 * iterations * (4 * r**3 + 4 * r * r * n_inputs), 0.0,
+                1.2 * iterations * r * r, 0.0)
+
+
+def selection_rows(plan, n_inputs: int, least: int, most: int, budget: float,
+                   step: int = 128) -> int:
+    """The most subsample rows, a multiple of ``step`` in ``[least, most]``, whose predicted
+    selection work (:func:`predicted_selection`) fits ``budget`` units (``least`` where none
+    does): the choice costs at most what the full-size stages may."""
+    rows = most
+    while rows > least and predicted_selection(plan, n_inputs, rows).units > budget:
+        rows = max(least, (rows - 1) // step * step)
+    return rows
 
 
 def predicted_narrowing(plan, n_inputs: int) -> Work:

@@ -184,6 +184,10 @@ class FitLimits:
     #: gain (the last doubling's, times the ratio of the last two, at most one) must also
     #: exceed ``growth_tol``
     effort_factors: tuple[tuple[str, float], ...] = (("fast", 0.25), ("auto", 1.0), ("thorough", 4.0))
+    #: the subsample has the most rows (``few_rows_subsample`` to ``subsample_rows``, by 128)
+    #: whose selection's predicted work is at most this share of the growth's budget: on
+    #: 7,500 rows 1,024 subsample rows took 2.0 of 2.4 s (records: docs/decisions/cost-model.md)
+    selection_share: float = 1.0
     #: a solve's conjugate-gradient iterations as predicted before any solve has run; a
     #: doubling's solve is predicted at the last size's count or this, the more
     predicted_iterations: int = 30

@@ -11,7 +11,7 @@ from ..solvers.conjugate import QUADRATIC_LOSSES
 from .budget import (ENGINE_SOLVERS, cache_dtype, cache_item_bytes, chooses, dual_features,
                      engine_solves, feature_layout, is_auto, looks_back, max_feature_blocks,
                      multiclass_auto, nystroem_basis, subsample_split, validation_split)
-from .cost import growth_budget
+from .cost import growth_budget, selection_rows
 from .limits import FitLimits, LIMITS
 from .plan import DataShape, FitPlan
 from .reasons import epochs_reasons, subsample_reasons, why_epochs
@@ -228,6 +228,10 @@ def _subsample_plan(estimator, shape, params, limits, loss, few_rows: bool = Fal
     if not few_rows and start < most and fraction is not None:  # a growth: its budget
         units, seconds = effort_budget(params.get("effort", "auto"), n_train, limits)
         plan = dataclasses.replace(plan, growth_budget=units, seconds_budget=seconds)
+        if plan.selection != "none" and math.isfinite(units):  # the choice costs at most as much
+            least = min(limits.few_rows_subsample, m)
+            plan = dataclasses.replace(plan, selection_rows=selection_rows(
+                plan, shape.n_features, least, m, limits.selection_share * units))
     return dataclasses.replace(plan, reasons=subsample_reasons(plan, params, limits, n_train))
 
 
