@@ -56,15 +56,21 @@ def subsample_reasons(plan: FitPlan, params: dict, limits: FitLimits, n_train: i
                    + "; each size one solve by conjugate gradients with a Nystrom preconditioner"
                    + (" (the squared hinge: Newton on its active rows)"
                       if "squared_hinge" in plan.losses_compared else ""))
+    return tuple(reasons + _budget_reasons(plan, params, n_train))
+
+
+def _budget_reasons(plan: FitPlan, params: dict, n_train: int) -> list[str]:
+    """The growth's budget in words: seconds (``effort`` a number) or work units."""
     if plan.seconds_budget is not None:
-        reasons.append(f"effort={plan.seconds_budget:g} CPU seconds: a doubling only where the "
-                       "seconds predicted by this machine's throughput fit what is left")
-    elif plan.growth_budget != float("inf"):
-        reasons.append(f"effort={params.get('effort', 'auto')!r}: the full-size stages spend at most "
-                       f"{plan.growth_budget:.3g} work units (multiply-adds, bytes moved, 10 a cosine; "
-                       f"{plan.growth_budget / n_train:.3g} a training row), a doubling only where "
-                       "its predicted work fits what is left")
-    return tuple(reasons)
+        return [f"effort={plan.seconds_budget:g} CPU seconds: a doubling only where the seconds "
+                "predicted by this machine's throughput fit what is left"]
+    if plan.growth_budget == float("inf"):
+        return []
+    return [f"effort={params.get('effort', 'auto')!r}: the full-size stages spend at most "
+            f"{plan.growth_budget:.3g} work units (multiply-adds, bytes moved, 10 a cosine; "
+            f"{plan.growth_budget / n_train:.3g} a training row), a doubling only where its "
+            "predicted work fits what is left; the subsample's rows are the most whose "
+            "selection's predicted work fits it"]
 
 
 def _newton_reason(plan: FitPlan, limits: FitLimits) -> str:

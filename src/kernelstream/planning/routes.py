@@ -181,14 +181,12 @@ def _subsample_plan(estimator, shape, params, limits, loss, few_rows: bool = Fal
     losses = _compared_losses(shape, params, loss)
     n_train, fraction = (shape.n_rows, None) if few_rows else subsample_split(shape, params)
     size, blocks = feature_layout(params["n_components"], params["block_size"])
-    if nystroem and params.get("basis") == "auto":  # the full basis, on rows enough, or none
-        centres = blocks or max(1, min(limits.nystroem_centres, n_train) // size)
-        nystroem = (limits.cache_bytes // (8 * (n_train + 1) * size) >= centres
-                    and n_train >= limits.nystroem_rows_per_centre * centres * size)
+    if nystroem and params.get("basis") == "auto":
+        nystroem = _nystroem_fits(limits, n_train, size, blocks)
     item = 8 if nystroem else cache_item_bytes(params, limits)  # kernel columns: float64 at most
-    memory = limits.cache_bytes  # a growth of random features with cache_bytes="auto": less
-    if not nystroem and not few_rows and blocks is None and is_auto(params.get("cache_bytes", "auto")):
-        memory = min(memory, limits.growth_cache_bytes)
+    growing = not nystroem and not few_rows and blocks is None
+    memory = (min(limits.cache_bytes, limits.growth_cache_bytes)
+              if growing and is_auto(params.get("cache_bytes", "auto")) else limits.cache_bytes)
     cached = memory // (item * (n_train + 1) * size)  # blocks it holds
     if blocks is not None:
         start = most = blocks
@@ -205,14 +203,12 @@ def _subsample_plan(estimator, shape, params, limits, loss, few_rows: bool = Fal
     plan = FitPlan(**_common(estimator, shape, params, limits, losses[0] if loss in losses else loss),
                    limits=limits, route="dual" if few_rows else "subsample",
                    losses_compared=losses, selection="leave_one_out" if chooses_any else "none",
-                   fallback_selection=None,
-                   selection_rows=m, sigma_scales=scales, alphas=dual_alphas,
+                   fallback_selection=None, selection_rows=m, sigma_scales=scales, alphas=dual_alphas,
                    dual_alphas=dual_alphas, block_size=size, start_blocks=start, max_blocks=most,
                    race_blocks=0, judge="direct", solver="dual" if few_rows else "pcg",
                    validation_fraction=fraction,
                    narrow=not few_rows and is_auto(params["sigma"]) and fraction is not None,
-                   selection_features=min(limits.subsample_features, size * most),
-                   cache_bytes=memory,
+                   selection_features=min(limits.subsample_features, size * most), cache_bytes=memory,
                    cache_dtype=params.get("dtype", "float32") if nystroem else cache_dtype(params, limits),
                    narrow_rows=limits.narrow_rows,
                    refine=(not few_rows and is_auto(params["sigma"]) and fraction is not None
@@ -226,13 +222,29 @@ def _subsample_plan(estimator, shape, params, limits, loss, few_rows: bool = Fal
                    lengthscale_rows=limits.lengthscale_rows,
                    lengthscale_iterations=limits.lengthscale_iterations)
     if not few_rows and start < most and fraction is not None:  # a growth: its budget
-        units, seconds = effort_budget(params.get("effort", "auto"), n_train, limits)
-        plan = dataclasses.replace(plan, growth_budget=units, seconds_budget=seconds)
-        if plan.selection != "none" and math.isfinite(units):  # the choice costs at most as much
-            least = min(limits.few_rows_subsample, m)
-            plan = dataclasses.replace(plan, selection_rows=selection_rows(
-                plan, shape.n_features, least, m, limits.selection_share * units))
+        plan = _with_budget(plan, params, limits, n_train)
     return dataclasses.replace(plan, reasons=subsample_reasons(plan, params, limits, n_train))
+
+
+def _nystroem_fits(limits: FitLimits, n_train: int, size: int, blocks: int | None) -> bool:
+    """``basis="auto"``: the full Nyström basis where the rows are enough and the cache holds
+    its kernel columns in float64."""
+    centres = blocks or max(1, min(limits.nystroem_centres, n_train) // size)
+    return (limits.cache_bytes // (8 * (n_train + 1) * size) >= centres
+            and n_train >= limits.nystroem_rows_per_centre * centres * size)
+
+
+def _with_budget(plan: FitPlan, params: dict, limits: FitLimits, n_train: int) -> FitPlan:
+    """A growth's plan with its budget (:func:`effort_budget`) and the subsample's rows the
+    budget affords (:func:`~.cost.selection_rows`: the choice costs at most as much)."""
+    units, seconds = effort_budget(params.get("effort", "auto"), n_train, limits)
+    plan = dataclasses.replace(plan, growth_budget=units, seconds_budget=seconds)
+    if plan.selection == "none" or not math.isfinite(units):
+        return plan
+    m = plan.selection_rows
+    rows = selection_rows(plan, plan.shape.n_features, min(limits.few_rows_subsample, m), m,
+                          limits.selection_share * units)
+    return dataclasses.replace(plan, selection_rows=rows)
 
 
 def effort_budget(effort, n_train: int, limits: FitLimits) -> tuple[float, float | None]:
