@@ -10,7 +10,7 @@ from sklearn.datasets import make_classification
 
 from kernelstream import DSGClassifier, DSGRegressor
 from kernelstream.datasets import synthetic_regression
-from kernelstream.ops import throughput
+from kernelstream.solvers import throughput
 from kernelstream.planning import LIMITS
 from kernelstream.planning.cost import Work, feature_work, growth_budget, solve_work
 

@@ -35,7 +35,7 @@ from ..features.base import DEFAULT_CACHE_BYTES
 from ..planning import FitPlan
 from ..solvers.cached import FeatureCache
 from ..solvers.engine import EngineModel, loss_name, narrowed, solve_full_size
-from ..ops.throughput import measured_throughput
+from ..solvers.throughput import measured_throughput
 from ..planning.cost import predicted_narrowing, predicted_selection
 from ..solvers.stages import StageLog
 from ..solvers.subsample_choice import choose_on_subsample, lengthscale_candidates
@@ -84,8 +84,8 @@ class SubsampleMixin:
         if plan.basis == "nystroem":
             cache, sketched = self._nystroem_cache(feature_map, X_train, positions, alpha, plan)
         else:
-            cache, sketched = FeatureCache(feature_map, X_train, plan.cache_bytes,
-                                           getattr(torch, plan.cache_dtype)), len(sub)
+            cache = FeatureCache(feature_map, X_train, plan.cache_bytes, getattr(torch, plan.cache_dtype))
+            sketched = min(len(positions), max(len(sub), plan.limits.sketch_least_rows))
         y, w = problem.y[train].reshape(n, -1), problem.weight[train]
         held = None
         if problem.validation is not None:
@@ -154,8 +154,8 @@ class SubsampleMixin:
         basis = NystroemBasis(kernel_map, X_train[positions[:M]], plan.block_size)
         cache = NystroemCache(basis, X_train, plan.cache_bytes, factor_dtype=X_train.dtype,
                               centre_rows=positions[:M])
-        return cache, min(len(positions), max(plan.selection_rows,
-                                              int(plan.limits.nystroem_sketch_share * M)))
+        least = max(plan.selection_rows, plan.limits.sketch_least_rows)
+        return cache, min(len(positions), max(least, int(plan.limits.nystroem_sketch_share * M)))
 
     def _subsample_rows(self, problem: Problem, m: int) -> tuple[torch.Tensor, torch.Tensor]:
         """Every training row of positive weight in a seeded order (positions among the

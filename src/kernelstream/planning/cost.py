@@ -1,6 +1,6 @@
 """The cost model: each stage of an engine fit as work (multiply-adds, bytes moved,
 transcendentals, passes over the rows), predicted from the shapes before any data is read, and
-as seconds from a machine's throughput (:func:`kernelstream.ops.throughput.measured_throughput`,
+as seconds from a machine's throughput (:func:`kernelstream.solvers.throughput.measured_throughput`,
 timed once a process). Pure arithmetic: nothing here touches data or tensors.
 
 Work is what a budget counts (:attr:`Work.units`, the same on every machine and under any
@@ -57,7 +57,7 @@ class Work:
 
     def seconds(self, throughput) -> float:
         """Predicted seconds on a machine of ``throughput`` (a
-        :class:`~kernelstream.ops.throughput.Throughput`: each kind of work at its rate)."""
+        :class:`~kernelstream.solvers.throughput.Throughput`: each kind of work at its rate)."""
         return (self.madds / throughput.madds_per_second
                 + self.bytes / throughput.bytes_per_second
                 + self.transcendentals / throughput.transcendentals_per_second

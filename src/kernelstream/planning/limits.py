@@ -154,6 +154,9 @@ class FitLimits:
     #: 2-D set at 943,718 rows: 512 -> 1,024 gained 2.8e-4 of the loss, 1,024 -> 2,048 2.4e-5,
     #: and that doubling cost 13 of 34 s; docs/decisions/feature-look-back.md)
     look_back_rows_per_feature: int = 256
+    #: the preconditioner's sketch has at least this many rows, however few the selection's
+    #: (6,750 rows: a sketch of 512 took 32 iterations at 1,024 features, of 1,024 15)
+    sketch_least_rows: int = 1024
     #: least squares' preconditioner sketches ``sketch_ratio·n/D`` rows (at least the subsample),
     #: doubled while ``sketch_patience`` conjugate-gradient iterations do not converge
     sketch_ratio: int = 8
@@ -177,9 +180,10 @@ class FitLimits:
     #: cosine: :mod:`.cost`), so that a fit's time grows like its rows; a doubling is tried
     #: only where its predicted work fits what is left (record: docs/decisions/cost-model.md) ...
     growth_units_per_row: float = 5e5
-    #: ... and this many more, whatever the rows (a solve's sketch preconditioner, ``s²D``,
-    #: does not shrink with them)
-    growth_units_fixed: float = 1e10
+    #: ... and this many more, whatever the rows: the sketch preconditioner's ``s²D + s³/3``
+    #: of the first two sizes (1,024 sketch rows at 1,024 and 2,048 features: 3.9e9), which
+    #: does not shrink with the rows
+    growth_units_fixed: float = 5e9
     #: ... times the factor of the estimator's ``effort`` level; a doubling's predicted relative
     #: gain (the last doubling's, times the ratio of the last two, at most one) must also
     #: exceed ``growth_tol``

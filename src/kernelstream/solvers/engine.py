@@ -433,7 +433,7 @@ def narrowed(plan, model: EngineModel, problem, sigma: float, carry, loss, order
     X, y, w = subset(problem.X, rows), problem.y[rows].reshape(k, -1), problem.weight[rows]
     X_val, y_val, w_val = problem.validation
     cached = torch.arange(k, device=y.device)  # the rows' positions in each challenger's cache
-    sketch = (cached[:plan.selection_rows], cached)
+    sketch = (cached[:max(plan.selection_rows, plan.limits.sketch_least_rows)], cached)
     best = None
     for step in range(plan.limits.narrowings + 1):
         candidate = sigma / 2**step

@@ -21,7 +21,7 @@ class StageLog:
     """The stages of one fit, in order: dicts of ``stage`` (a name), ``seconds`` (CPU) and what
     the stage reports (``iterations``, ``features``, ``held_out_loss``, ...), and
     ``predicted_seconds`` where the stage was given its predicted work and the log a
-    ``throughput`` (a :class:`~kernelstream.ops.throughput.Throughput`)."""
+    ``throughput`` (a :class:`~kernelstream.solvers.throughput.Throughput`)."""
 
     def __init__(self, on_stage: Callable[[dict], None] | None = None, throughput=None):
         self.records: list[dict] = []
