@@ -32,8 +32,8 @@ def test_work_is_counted_from_the_shapes():
     both = solve + features
     assert both.units == pytest.approx(solve.units + features.units)
     assert growth_budget(100, 5.0, 7.0) == 507.0
-    rates = throughput.Throughput(1e9, 1e9, 1e8, 1e10)
-    assert Work(1e9, 2e9, 1e8, 0, 1e10).seconds(rates) == pytest.approx(5.0)
+    rates = throughput.Throughput(1e9, 1e9, 1e8, 1e10, 1e-6)
+    assert Work(1e9, 2e9, 1e8, 0, 1e10, 1e6).seconds(rates) == pytest.approx(6.0)
 
 
 def test_the_growth_stops_where_the_next_doubling_would_pass_the_budget():

@@ -29,26 +29,30 @@ __all__ = ["Work", "feature_work", "growth_budget", "lengthscale_work", "predict
 #: float16 value read by a conjugate-gradient iteration is two multiply-adds), and a cosine
 #: this many (their cost on one CPU thread: docs/decisions/cost-model.md)
 BYTE_UNITS = 2.0
+#: Newton steps of the squared hinge's dual path an ``α`` (warm along the path)
+HINGE_STEPS = 6
 TRANSCENDENTAL_UNITS = 10.0
 
 
 @dataclass(frozen=True)
 class Work:
     """What a stage does: ``madds`` multiply-adds, ``bytes`` moved through memory,
-    ``transcendentals`` (cosines, exponentials), ``passes`` over the training rows, and
-    ``allocated`` bytes of new memory (their first touch: seconds, not budget units, as its
-    cost is the operating system's)."""
+    ``transcendentals`` (cosines, exponentials), ``passes`` over the training rows,
+    ``allocated`` bytes of new memory (their first touch) and ``calls``, the small operations
+    dispatched one by one (a chunk's products, a Newton step's factor): seconds, not budget
+    units, as their cost is the system's and the interpreter's."""
 
     madds: float = 0.0
     bytes: float = 0.0
     transcendentals: float = 0.0
     passes: float = 0.0
     allocated: float = 0.0
+    calls: float = 0.0
 
     def __add__(self, other: "Work") -> "Work":
         return Work(self.madds + other.madds, self.bytes + other.bytes,
                     self.transcendentals + other.transcendentals, self.passes + other.passes,
-                    self.allocated + other.allocated)
+                    self.allocated + other.allocated, self.calls + other.calls)
 
     @property
     def units(self) -> float:
@@ -61,7 +65,8 @@ class Work:
         return (self.madds / throughput.madds_per_second
                 + self.bytes / throughput.bytes_per_second
                 + self.transcendentals / throughput.transcendentals_per_second
-                + self.allocated / throughput.allocated_bytes_per_second)
+                + self.allocated / throughput.allocated_bytes_per_second
+                + self.calls * throughput.seconds_per_call)
 
 
 def feature_work(n_rows: int, n_inputs: int, new_features: int, item_bytes: int,
@@ -75,15 +80,15 @@ def feature_work(n_rows: int, n_inputs: int, new_features: int, item_bytes: int,
 
 
 def solve_work(n_rows: int, n_features: int, iterations: int, item_bytes: int,
-               sketch_rows: int = 0) -> Work:
+               sketch_rows: int = 0, chunks: int = 0) -> Work:
     """A solve by ``iterations`` preconditioned conjugate-gradient iterations, each one pass
     over the ``nD·item`` bytes of stored features (its two products ``2nD`` multiply-adds
-    within the pass's measured rate); the preconditioner of ``sketch_rows`` rows
-    ``s²D + s³/3``."""
+    within the pass's measured rate) in ``chunks`` chunks of rows (about 8 calls each, and 40
+    an iteration for the rest); the preconditioner of ``sketch_rows`` rows ``s²D + s³/3``."""
     values = float(n_rows) * n_features
     s = float(min(sketch_rows, n_features + 1))
     return Work(s * s * n_features + s**3 / 3, iterations * values * item_bytes, 0.0,
-                float(iterations))
+                float(iterations), 0.0, iterations * (8.0 * chunks + 40.0))
 
 
 def selection_work(rows: int, n_inputs: int, n_features: int, bandwidths: int, alphas: int,
@@ -94,7 +99,9 @@ def selection_work(rows: int, n_inputs: int, n_features: int, bandwidths: int, a
     m = float(rows)
     per_bandwidth = m * n_features * n_inputs + m * m * n_features + 9 * m**3 + alphas * m * m
     hinge = hinge_bandwidths * hinge_alphas * 1.5 * m**3
-    return Work(bandwidths * per_bandwidth + hinge, 0.0, bandwidths * m * n_features, 0.0)
+    steps = hinge_bandwidths * hinge_alphas * HINGE_STEPS  # each about 1,000 calls (line search)
+    return Work(bandwidths * per_bandwidth + hinge, 0.0, bandwidths * m * n_features, 0.0,
+                0.0, 1000.0 * steps + 50.0 * bandwidths)
 
 
 def growth_budget(n_rows: int, units_per_row: float, fixed: float = 0.0) -> float:
@@ -127,7 +134,7 @@ def lengthscale_work(rows: int, n_inputs: int, iterations: int) -> Work:
     and its ``d`` lengthscales' derivatives (``4r²d``)."""
     r = float(rows)
     return Work(1.2 * iterations * (4 * r**3 + 4 * r * r * n_inputs), 0.0,
-                1.2 * iterations * r * r, 0.0)
+                1.2 * iterations * r * r, 0.0, 0.0, 1.2 * iterations * 60.0)
 
 
 def selection_rows(plan, n_inputs: int, least: int, most: int, budget: float,
@@ -148,5 +155,6 @@ def predicted_narrowing(plan, n_inputs: int) -> Work:
     features = plan.narrow_blocks * plan.block_size
     one = (feature_work(plan.narrow_rows, n_inputs, features, 4)
            + solve_work(plan.narrow_rows, features, plan.limits.predicted_iterations, 4,
-                        plan.selection_rows))
+                        max(plan.selection_rows, plan.limits.sketch_least_rows),
+                        -(-plan.narrow_rows // max(64, min(1024, 2**18 // features)))))
     return one + one

@@ -192,9 +192,12 @@ class FitLimits:
     #: whose selection's predicted work is at most this share of the growth's budget: on
     #: 7,500 rows 1,024 subsample rows took 2.0 of 2.4 s (records: docs/decisions/cost-model.md)
     selection_share: float = 1.0
-    #: a solve's conjugate-gradient iterations as predicted before any solve has run; a
-    #: doubling's solve is predicted at the last size's count or this, the more
-    predicted_iterations: int = 30
+    #: a solve's conjugate-gradient iterations as the report predicts them before any solve
+    #: has run (8 to 35 on the scaling benchmark's sets) ...
+    predicted_iterations: int = 15
+    #: ... and a doubling's solve as the budget predicts it: the last size's count or this,
+    #: the more (at 675,000 rows 8 iterations at 1,024 features became 22 at 2,048)
+    doubling_iterations: int = 30
     #: the cached features of the training rows take at most this many bytes (else: epochs):
     #: a third of the machine's memory, at most 8 GiB
     cache_bytes: int = field(default_factory=lambda: default_cache_bytes())

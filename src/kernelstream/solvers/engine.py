@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from ..planning.cost import Work, feature_work, solve_work
-from .cached import (FeatureCache, RidgeSolve, SketchPreconditioner, cache_bytes, exact_gram,
+from .cached import (FeatureCache, chunk_rows, RidgeSolve, SketchPreconditioner, cache_bytes, exact_gram,
                      ridge_dual_rows, ridge_pcg)
 from .newton import newton_loss, newton_squared_hinge, smoothed_loss, solve_tol
 from .stages import StageLog
@@ -258,13 +258,13 @@ def over_budget(plan, model: EngineModel, cache, sketch, growth: Growth, J: int,
                 grown: int) -> str | None:
     """Why the doubling from ``J`` to ``grown`` blocks is not worth its cost, or ``None``: its
     predicted work (the new features, a solve at the last size's iterations or
-    ``predicted_iterations``, the more: at 675,000 rows 8 at 1,024 features became 22 at
+    ``doubling_iterations``, the more: at 675,000 rows 8 at 1,024 features became 22 at
     2,048) past what is
     left of ``plan.growth_budget``; its predicted seconds past ``plan.seconds_budget``; or
     its predicted relative gain (the last doubling's times the ratio of the last two, at
     most one) at most ``growth_tol``."""
     r = cache.feature_map.block_size  # more features leave more directions to iterate over:
-    guess = max(growth.history[-1][2], plan.limits.predicted_iterations)  # at least the table's
+    guess = max(growth.history[-1][2], plan.limits.doubling_iterations)  # at least the table's
     step = feature_work_of(cache, (grown - J) * r) + solve_work_of(plan, cache, grown * r, guess, sketch)
     if growth.work + step.units > plan.growth_budget:
         return (f"{grown * r:,} features would bring the work to {growth.work + step.units:.3g} "
@@ -297,8 +297,9 @@ def feature_work_of(cache, new_features: int, new_memory: bool = True) -> Work:
 
 def solve_work_of(plan, cache, n_features: int, iterations: int, sketch) -> Work:
     """The work of a solve on ``cache``'s rows at ``n_features`` (:func:`~kernelstream.planning.cost.solve_work`)."""
+    chunks = -(-cache.n_rows // chunk_rows(n_features, 1, cache.X.device))
     return solve_work(cache.n_rows, n_features, iterations, item_bytes(cache),
-                      sketch_rows(len(sketch[1]), n_features, len(sketch[0]), plan.limits))
+                      sketch_rows(len(sketch[1]), n_features, len(sketch[0]), plan.limits), chunks)
 
 
 def half_size_pays(plan, model: EngineModel, cache, held, y, w, alpha, loss, sketch, rows,
