@@ -87,8 +87,8 @@ def run_set(name: str, repeats: int) -> list[list[str]]:
     for shown in VARIANTS[name]:
         params = {k: (str(Path(folder.name) / "fit.kst") if v == CHECKPOINT else v)
                   for k, v in shown.items() if shown is not SOURCE}
-        rows = (X, y) if shown is not SOURCE else (_libsvm_source(X, y, Path(folder.name)),)
-        timing = measure(lambda: estimator(random_state=0, **params).fit(*rows), repeats=repeats)
+        data = (X, y) if shown is not SOURCE else (_libsvm_source(X, y, Path(folder.name)),)
+        timing = measure(lambda: estimator(random_state=0, **params).fit(*data), repeats=repeats)
         model, seconds = timing.result, timing.min("cpu")
         err = error(model, X_test, y_test)
         base = base or (err, seconds)

@@ -71,7 +71,8 @@ class Work:
 
 def feature_work(n_rows: int, n_inputs: int, new_features: int, item_bytes: int,
                  new_memory: bool = True) -> Work:
-    """The features of ``new_features`` columns of ``n_rows`` rows: ``nDd`` multiply-adds,
+    """The features of ``new_features`` columns of ``n_rows`` rows of ``n_inputs`` inputs (a
+    sparse row's: its nonzeros): ``nDd`` multiply-adds,
     ``nD`` cosines and ``nD·item`` bytes stored (in new memory, or ``new_memory=False``
     written over the cache's own)."""
     values = float(n_rows) * new_features

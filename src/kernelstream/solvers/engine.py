@@ -290,9 +290,11 @@ def item_bytes(cache) -> int:
 
 
 def feature_work_of(cache, new_features: int, new_memory: bool = True) -> Work:
-    """The work of ``new_features`` columns of ``cache``'s rows (:func:`~kernelstream.planning.cost.feature_work`)."""
-    return feature_work(cache.n_rows, cache.X.shape[1], max(new_features, 0), item_bytes(cache),
-                        new_memory)
+    """The work of ``new_features`` columns of ``cache``'s rows (:func:`~kernelstream.planning.cost.feature_work`):
+    sparse rows project their nonzeros alone."""
+    X = cache.X
+    inputs = X.matrix.nnz / max(X.shape[0], 1) if hasattr(X, "matrix") else X.shape[1]
+    return feature_work(cache.n_rows, inputs, max(new_features, 0), item_bytes(cache), new_memory)
 
 
 def solve_work_of(plan, cache, n_features: int, iterations: int, sketch) -> Work:
