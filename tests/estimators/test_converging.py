@@ -16,6 +16,8 @@ from kernelstream.features import median_distance
 ALPHAS, SIGMA_SCALES = LIMITS.alphas, LIMITS.sigma_scales
 
 SMALL = dict(block_size=128, batch_size=256, random_state=0)
+#: the table with a growth budget no doubling reaches: the tests of the other stopping rules
+UNBUDGETED = dataclasses.replace(LIMITS, growth_units_per_row=1e12)
 
 
 def _regression(n=3000, seed=0):
@@ -53,13 +55,13 @@ def test_a_classifier_stops_growing_once_a_doubling_changes_no_held_out_class(mo
     grows on."""
     X, y = make_classification(4000, n_features=10, n_informative=6, n_redundant=0,
                                class_sep=2.5, flip_y=0.0, random_state=0)
-    model = DSGClassifier(random_state=0).fit(X, y)
+    model = DSGClassifier(random_state=0).fit(X, y, limits=UNBUDGETED)
     first, last = model.feature_growth_
     assert model.fit_plan_.route == "subsample" and model.fit_plan_.max_blocks > 2
     assert last["loss"] < first["loss"] and model.n_components_ == last["n_components"]
     assert "changed more than 1 held-out row's class" in str(model.fit_plan_)
     monkeypatch.setattr(DSGClassifier, "_held_out_classes", lambda self, outputs: None)  # off
-    grown = DSGClassifier(random_state=0).fit(X, y)
+    grown = DSGClassifier(random_state=0).fit(X, y, limits=UNBUDGETED)
     assert len(grown.feature_growth_) > 2
     assert grown.feature_growth_[:2] == model.feature_growth_
 
@@ -72,7 +74,7 @@ def test_the_class_changes_that_settle_the_growth_are_the_limit(changes, settles
     X, y = make_classification(4000, n_features=10, n_informative=6, n_redundant=0,
                                class_sep=1.0, flip_y=0.05, random_state=0)
     model = DSGClassifier(random_state=0).fit(
-        X, y, limits=dataclasses.replace(LIMITS, settled_class_changes=changes))
+        X, y, limits=dataclasses.replace(UNBUDGETED, settled_class_changes=changes))
     assert model.fit_plan_.limits.settled_class_changes == changes
     assert model.fit_plan_.route == "subsample" and model.fit_plan_.max_blocks > 2
     assert (len(model.feature_growth_) == 2) == settles
