@@ -21,6 +21,7 @@ by pyarrow in blocks (CSV or Parquet). Each measurement runs in fresh processes,
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import socket
 import subprocess
@@ -89,6 +90,7 @@ def worker(params: str, path: str, out: str, world_size: int) -> None:
     torch.set_num_threads(1)
     from kernelstream import DSGClassifier, distributed
     from kernelstream.data import open_source
+    from kernelstream.planning import LIMITS
 
     source = open_source(sorted(Path(path).parent.glob(Path(path).name)), **SOURCE)
     rank = 0
@@ -99,7 +101,8 @@ def worker(params: str, path: str, out: str, world_size: int) -> None:
     epochs: list[float] = []
     model._progress = lambda: (lambda epoch, loss: epochs.append(time.perf_counter()))
     start = time.perf_counter()
-    model.fit(source)
+    # read as a stream however few its rows (a process would read a small file into memory)
+    model.fit(source, limits=dataclasses.replace(LIMITS, stream_rows_bytes=0))
     result = dict(seconds=time.perf_counter() - start, epoch_ends=[t - start for t in epochs],
                   n_components=model.n_components_, sigma=model.sigma_, alpha=model.alpha_,
                   max_rss=peak_rss())

@@ -331,11 +331,12 @@ def test_a_newton_step_over_the_rows_inside_the_margin_alone_reaches_the_same_mi
 
 
 def _fits_with_and_without(X, y, **limits):
-    """``DSGRegressor(block_size=256)`` fitted with the default limits, then with ``limits``
-    changed (``fit(limits=...)``: the plan carries them, nothing is patched)."""
+    """``DSGRegressor(block_size=256)`` fitted with the default limits (a budget no doubling
+    reaches), then with ``limits`` changed (``fit(limits=...)``: the plan carries them, nothing
+    is patched)."""
     params = dict(block_size=256, random_state=0)
-    plain = DSGRegressor(**params).fit(X, y)
-    return plain, DSGRegressor(**params).fit(X, y, limits=dataclasses.replace(LIMITS, **limits))
+    plain = DSGRegressor(**params).fit(X, y, limits=UNBUDGETED)
+    return plain, DSGRegressor(**params).fit(X, y, limits=dataclasses.replace(UNBUDGETED, **limits))
 
 
 @pytest.mark.slow
