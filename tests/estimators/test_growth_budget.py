@@ -30,7 +30,9 @@ def test_work_is_counted_from_the_shapes():
     features = feature_work(n, d, D, item_bytes=2)
     assert (features.madds, features.transcendentals, features.bytes) == (n * D * d, n * D, 2 * n * D)
     both = solve + features
-    assert both.units == pytest.approx(solve.units + features.units)
+    assert both.units(LIMITS) == pytest.approx(solve.units(LIMITS) + features.units(LIMITS))
+    assert features.units(LIMITS) == pytest.approx(
+        n * D * d + LIMITS.work_byte_units * 2 * n * D + LIMITS.work_cosine_units * n * D)
     assert growth_budget(100, 5.0, 7.0) == 507.0
     rates = throughput.Throughput(1e9, 1e9, 1e8, 1e10, 1e-6)
     assert Work(1e9, 2e9, 1e8, 0, 1e10, 1e6).seconds(rates) == pytest.approx(6.0)

@@ -33,7 +33,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..features.base import DEFAULT_CACHE_BYTES
 from ..planning import FitPlan
-from ..solvers.cached import FeatureCache
+from ..solvers.cached import FeatureCache, chunk_rows
 from ..solvers.engine import EngineModel, loss_name, narrowed, solve_full_size
 from ..solvers.throughput import measured_throughput
 from ..planning.cost import predicted_narrowing, predicted_selection
@@ -113,7 +113,9 @@ class SubsampleMixin:
         n, m = problem.n_train, len(sub)
         carry = (lambda rows: alpha * m / rows) if self.alpha == "auto" else (lambda rows: alpha)
         if plan.narrow and len(positions) > plan.narrow_rows:
-            with log.stage("narrowing", predicted=predicted_narrowing(plan, problem.X.shape[1]),
+            features = plan.narrow_blocks * plan.block_size
+            chunks = -(-plan.narrow_rows // chunk_rows(features, 1, problem.y.device))
+            with log.stage("narrowing", predicted=predicted_narrowing(plan, problem.X.shape[1], chunks),
                            rows=plan.narrow_rows) as record:
                 sigma = narrowed(plan, model, problem, sigma, carry, loss, positions)
                 record.update(sigma=sigma)

@@ -3,7 +3,7 @@ transcendentals, passes over the rows), predicted from the shapes before any dat
 as seconds from a machine's throughput (:func:`kernelstream.solvers.throughput.measured_throughput`,
 timed once a process). Pure arithmetic: nothing here touches data or tensors.
 
-Work is what a budget counts (:attr:`Work.units`, the same on every machine and under any
+Work is what a budget counts (:meth:`Work.units`, the same on every machine and under any
 load, so that a seed gives one model everywhere); seconds are what a report predicts
 (:meth:`Work.seconds`). The stages (``n`` rows, ``d`` inputs, ``D`` features, ``s`` sketch rows,
 ``m`` subsample rows):
@@ -25,13 +25,8 @@ from dataclasses import dataclass
 __all__ = ["Work", "feature_work", "growth_budget", "lengthscale_work", "predicted_narrowing",
            "predicted_selection", "selection_rows", "selection_work", "solve_work"]
 
-#: a budget's unit: a multiply-add; a byte of features stored or passed over this many (a
-#: float16 value read by a conjugate-gradient iteration is two multiply-adds), and a cosine
-#: this many (their cost on one CPU thread: docs/decisions/cost-model.md)
-BYTE_UNITS = 2.0
 #: Newton steps of the squared hinge's dual path an ``α`` (warm along the path)
 HINGE_STEPS = 6
-TRANSCENDENTAL_UNITS = 10.0
 
 
 @dataclass(frozen=True)
@@ -54,10 +49,11 @@ class Work:
                     self.transcendentals + other.transcendentals, self.passes + other.passes,
                     self.allocated + other.allocated, self.calls + other.calls)
 
-    @property
-    def units(self) -> float:
-        """The work in one machine-independent number (multiply-add equivalents)."""
-        return self.madds + BYTE_UNITS * self.bytes + TRANSCENDENTAL_UNITS * self.transcendentals
+    def units(self, limits) -> float:
+        """The work in one machine-independent number, multiply-add equivalents: a byte
+        ``limits.work_byte_units``, a cosine ``limits.work_cosine_units``."""
+        return (self.madds + limits.work_byte_units * self.bytes
+                + limits.work_cosine_units * self.transcendentals)
 
     def seconds(self, throughput) -> float:
         """Predicted seconds on a machine of ``throughput`` (a
@@ -144,18 +140,17 @@ def selection_rows(plan, n_inputs: int, least: int, most: int, budget: float,
     selection work (:func:`predicted_selection`) fits ``budget`` units (``least`` where none
     does): the choice costs at most what the full-size stages may."""
     rows = most
-    while rows > least and predicted_selection(plan, n_inputs, rows).units > budget:
+    while rows > least and predicted_selection(plan, n_inputs, rows).units(plan.limits) > budget:
         rows = max(least, (rows - 1) // step * step)
     return rows
 
 
-def predicted_narrowing(plan, n_inputs: int) -> Work:
+def predicted_narrowing(plan, n_inputs: int, chunks: int) -> Work:
     """The narrowing's work: two bandwidths (the subsample's and half of it), each the
     features of ``narrow_rows`` rows at ``narrow_blocks`` blocks and a solve of
-    ``predicted_iterations``, in float32."""
+    ``predicted_iterations``, in float32, its passes in ``chunks`` chunks of rows."""
     features = plan.narrow_blocks * plan.block_size
     one = (feature_work(plan.narrow_rows, n_inputs, features, 4)
            + solve_work(plan.narrow_rows, features, plan.limits.predicted_iterations, 4,
-                        max(plan.selection_rows, plan.limits.sketch_least_rows),
-                        -(-plan.narrow_rows // max(64, min(1024, 2**18 // features)))))
+                        max(plan.selection_rows, plan.limits.sketch_least_rows), chunks))
     return one + one

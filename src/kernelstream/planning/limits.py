@@ -176,14 +176,19 @@ class FitLimits:
     lengthscale_rows: int = 500
     lengthscale_iterations: int = 30
     #: the full-size stages (each size's features and solve, the refinement, the look back)
-    #: spend at most this many work units a training row (a multiply-add, a byte moved, ten a
-    #: cosine: :mod:`.cost`), so that a fit's time grows like its rows; a doubling is tried
+    #: spend at most this many work units a training row (multiply-adds, bytes and cosines
+    #: weighted as below: :mod:`.cost`), so that a fit's time grows like its rows; a doubling is tried
     #: only where its predicted work fits what is left (record: docs/decisions/cost-model.md) ...
     growth_units_per_row: float = 5e5
     #: ... and this many more, whatever the rows: the sketch preconditioner's ``s²D + s³/3``
     #: of the first two sizes (1,024 sketch rows at 1,024 and 2,048 features: 3.9e9), which
     #: does not shrink with the rows
     growth_units_fixed: float = 5e9
+    #: ... a work unit being a multiply-add, a byte of features stored or passed over this
+    #: many (a float16 value read by a conjugate-gradient iteration is two multiply-adds) and a
+    #: cosine this many (their cost on one CPU thread: docs/decisions/cost-model.md) ...
+    work_byte_units: float = 2.0
+    work_cosine_units: float = 10.0
     #: ... times the factor of the estimator's ``effort`` level; a doubling's predicted relative
     #: gain (the last doubling's, times the ratio of the last two, at most one) must also
     #: exceed ``growth_tol``

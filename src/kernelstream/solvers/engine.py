@@ -155,7 +155,7 @@ def grow_and_solve(plan, model: EngineModel, cache, held, y, w, alpha, loss, ske
         with model.log.stage("features", predicted=new, features=J * r, rows=cache.n_rows):
             cache.grow(J)
             growth.sizes.append(J)
-        growth.work += new.units
+        growth.work += new.units(plan.limits)
         guess = growth.history[-1][2] if growth.history else plan.limits.predicted_iterations
         with model.log.stage("solve", predicted=solve_work_of(plan, cache, J * r, guess, sketch),
                              features=J * r, loss=loss_name(loss)) as record:
@@ -166,7 +166,7 @@ def grow_and_solve(plan, model: EngineModel, cache, held, y, w, alpha, loss, ske
                              else (None, None))
             value = float(rows.mean()) if rows is not None else math.nan
             record.update(iterations=solve.iterations, held_out_loss=value)
-        growth.work += solve_work_of(plan, cache, J * r, solve.iterations, sketch).units
+        growth.work += solve_work_of(plan, cache, J * r, solve.iterations, sketch).units(plan.limits)
         growth.history.append((J, value, solve.iterations, cache.feature_map.sigma))
         if growth.best is not None and not pays(growth.best[2], rows, plan.growth_tol):
             model.log.note("growth_stop", features=growth.best[0].shape[0] - 1,
@@ -222,7 +222,8 @@ def next_size(plan, model: EngineModel, cache, held, y, w, alpha, loss, sketch, 
             growth.theta, growth.iterations, value = theta, growth.iterations + its, float(rows.mean())
             record.update(iterations=its, sigma=cache.feature_map.sigma, held_out_loss=value)
         redraws = 2 if cache.feature_map is incumbent else 1
-        growth.work += redraws * challenge.units + solve_work_of(plan, cache, J * r, its, sketch).units
+        growth.work += (redraws * challenge.units(plan.limits)
+                        + solve_work_of(plan, cache, J * r, its, sketch).units(plan.limits))
     growth.best = (theta, value, rows)
     growth.kept.append(value)
     now = model.classes(outputs[held[2] > 0]) if outputs is not None else None
@@ -246,7 +247,7 @@ def next_size(plan, model: EngineModel, cache, held, y, w, alpha, loss, sketch, 
                                   growth.history)
             record.update(iterations=growth.history[-1][2], paid=paid)
         growth.work += (half + solve_work_of(plan, cache, J * r // 2, growth.history[-1][2],
-                                             sketch)).units
+                                             sketch)).units(plan.limits)
         why = None if paid else f"half the features did as well as {J * r:,}"
     if why is not None:
         model.log.note("growth_stop", features=J * r, why=why)
@@ -266,8 +267,9 @@ def over_budget(plan, model: EngineModel, cache, sketch, growth: Growth, J: int,
     r = cache.feature_map.block_size  # more features leave more directions to iterate over:
     guess = max(growth.history[-1][2], plan.limits.doubling_iterations)  # at least the table's
     step = feature_work_of(cache, (grown - J) * r) + solve_work_of(plan, cache, grown * r, guess, sketch)
-    if growth.work + step.units > plan.growth_budget:
-        return (f"{grown * r:,} features would bring the work to {growth.work + step.units:.3g} "
+    total = growth.work + step.units(plan.limits)
+    if total > plan.growth_budget:
+        return (f"{grown * r:,} features would bring the work to {total:.3g} "
                 f"units, past the budget of {plan.growth_budget:.3g}")
     throughput = model.log.throughput
     if plan.seconds_budget is not None and throughput is not None:
