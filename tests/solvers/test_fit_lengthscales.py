@@ -44,14 +44,16 @@ def test_other_families_find_the_relevant_features(kernel):
     assert np.median(ell[5:]) > 2 * np.median(ell[:3]), ell
 
 
+@pytest.mark.parametrize("gaussian", [False, True], ids=["autograd", "closed_form"])
 @pytest.mark.parametrize("objective", ["marginal_likelihood", "loo"])
-def test_the_gradient_is_the_autograd_gradient(objective):
+def test_the_gradient_is_the_autograd_gradient(objective, gaussian):
     X, y = _friedman(60, 5)
     X = X[:, :4]
     y = torch.as_tensor((y - y.mean()) / y.std())
     kernel = make_feature_map("rbf", 4, 1.0, 2, 0).kernel_at
     theta = np.r_[np.log([1.0, 2.0, 3.0, 4.0]), 0.3, np.log(0.2)]
-    value, grad = _value_and_gradient(_Problem(torch.as_tensor(X), y, kernel, objective), theta)
+    problem = _Problem(torch.as_tensor(X), y, kernel, objective, gaussian=gaussian)
+    value, grad = _value_and_gradient(problem, theta)
     params = torch.tensor(theta, requires_grad=True)
     K = kernel(torch.as_tensor(X), torch.as_tensor(X), torch.exp(params[:4]))
     signal, noise = torch.exp(params[4]), torch.exp(params[5]) + 1e-6
