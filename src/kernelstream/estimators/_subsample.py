@@ -92,7 +92,8 @@ class SubsampleMixin:
             X_val, y_val, w_val = problem.validation
             held = (cache.for_rows(X_val), y_val.reshape(len(w_val), -1), w_val)
         sketch = (positions[:sketched], positions)  # the sketch's cache rows, then every row's
-        result = solve_full_size(plan, model, cache, held, y, w, alpha, trained, sketch, growth=loss)
+        result = solve_full_size(plan, model, cache, held, y, w, alpha, trained, sketch, growth=loss,
+                                 iterations=choice.get("iterations"))
         if plan.hinge_finish and held is not None:
             self.loss_ = loss_name(result.loss)
         chosen = (result.held_loss if held is not None else choice["loo"], *choice["held"])
@@ -104,7 +105,8 @@ class SubsampleMixin:
         """What the engine's fit chose before its full-size stages, as a checkpoint keeps it:
         ``σ`` (narrowed), ``α`` carried to the training rows, the loss of least leave-one-out
         loss, ``cv_results_``, and that loss with the subsample's leave-one-out predictions,
-        targets and weights (``held``: the calibration where no rows are held out)."""
+        targets and weights (``held``: the calibration where no rows are held out), and the
+        narrowing's iterations (the first full-size solve's predicted iterations)."""
         plan, log = self.fit_plan_, model.log
         with log.stage("selection", predicted=predicted_selection(plan, problem.X.shape[1], len(sub)),
                        rows=len(sub)) as record:
@@ -112,15 +114,16 @@ class SubsampleMixin:
             record.update(sigma=sigma, alpha=alpha, loss=loss, candidates=len(records))
         n, m = problem.n_train, len(sub)
         carry = (lambda rows: alpha * m / rows) if self.alpha == "auto" else (lambda rows: alpha)
+        iterations = None
         if plan.narrow and len(positions) > plan.narrow_rows:
             features = plan.narrow_blocks * plan.block_size
             chunks = -(-plan.narrow_rows // chunk_rows(features, 1, problem.y.device))
             with log.stage("narrowing", predicted=predicted_narrowing(plan, problem.X.shape[1], chunks),
                            rows=plan.narrow_rows) as record:
-                sigma = narrowed(plan, model, problem, sigma, carry, loss, positions)
-                record.update(sigma=sigma)
+                sigma, iterations = narrowed(plan, model, problem, sigma, carry, loss, positions)
+                record.update(sigma=sigma, iterations=iterations)
         return dict(sigma=sigma, alpha=carry(n),  # nα stays the subsample's mα
-                    loss=loss, cv_results=cv_results(records) if len(records) > 1 else None,
+                    loss=loss, iterations=iterations, cv_results=cv_results(records) if len(records) > 1 else None,
                     loo=chosen[0], held=list(chosen[1:]))
 
     def _keep_solution(self, problem: Problem, fitted: tuple, history, held: bool, chosen,

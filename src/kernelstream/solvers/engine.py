@@ -70,15 +70,16 @@ def loss_name(loss) -> str:
 
 
 def solve_full_size(plan, model: EngineModel, cache, held, y, w, alpha: float, loss,
-                    sketch, growth: str = "squared") -> EngineResult:
+                    sketch, growth: str = "squared", iterations: int | None = None) -> EngineResult:
     """The full-size stages: :func:`grow_and_solve`, then at the final size the ``α`` path and
     the hinge finish where the plan asks for them (held-out rows needed). A loss of Newton's
     method (:func:`~.newton.newton_loss`) grows the features by the solves of ``growth`` (the
     selection's loss), then runs from that solution at the size kept: one Newton iteration in
-    all, not one a size (docs/decisions/newton-losses.md)."""
+    all, not one a size (docs/decisions/newton-losses.md). ``iterations``: the first solve's
+    predicted iterations (the narrowing's; ``None``: ``predicted_iterations``)."""
     newton = loss_name(loss) not in ("squared", "squared_hinge")
     theta, history, iterations, held_loss, held = grow_and_solve(
-        plan, model, cache, held, y, w, alpha, growth if newton else loss, sketch)
+        plan, model, cache, held, y, w, alpha, growth if newton else loss, sketch, iterations)
     if newton:  # the features least squares kept, then the loss by Newton from its solution
         kept = (theta.shape[0] - 1) // cache.feature_map.block_size
         cache = cache.first_blocks(kept)
@@ -140,13 +141,15 @@ class Growth:
                    float(state.get("work", 0.0)), [float(v) for v in state.get("kept", [])])
 
 
-def grow_and_solve(plan, model: EngineModel, cache, held, y, w, alpha, loss, sketch) -> tuple:
+def grow_and_solve(plan, model: EngineModel, cache, held, y, w, alpha, loss, sketch,
+                   iterations: int | None = None) -> tuple:
     """The best ``θ`` over doubling feature sizes, its history ``[(blocks, held-out loss,
     iterations, σ[, more])]``, the iterations in all, its held-out loss and the held-out rows'
     operator (a refined bandwidth's, where its challenge paid). A size is kept only where its
     held-out loss is lower than the last's by more than ``growth_tol`` (relative) and by two
     standard errors of the rows' paired differences (:func:`next_size`). Between sizes the
-    growth goes to ``model.checkpoint``; ``model.resume`` (such a state) continues it."""
+    growth goes to ``model.checkpoint``; ``model.resume`` (such a state) continues it.
+    ``iterations``: the first solve's predicted iterations (``None``: ``predicted_iterations``)."""
     growth, held = _growth_start(plan, model, cache, held)
     r = cache.feature_map.block_size
     while True:
@@ -156,7 +159,8 @@ def grow_and_solve(plan, model: EngineModel, cache, held, y, w, alpha, loss, ske
             cache.grow(J)
             growth.sizes.append(J)
         growth.work += new.units(plan.limits)
-        guess = growth.history[-1][2] if growth.history else plan.limits.predicted_iterations
+        guess = (growth.history[-1][2] if growth.history else
+                 iterations or plan.limits.predicted_iterations)
         with model.log.stage("solve", predicted=solve_work_of(plan, cache, J * r, guess, sketch),
                              features=J * r, loss=loss_name(loss)) as record:
             start = None if growth.theta is None else cache.extended(growth.theta, J)
@@ -424,16 +428,18 @@ def refined(plan, model: EngineModel, cache, held, y, w, alpha, loss, sketch, n_
     return held, theta, rows, outputs, solve.iterations
 
 
-def narrowed(plan, model: EngineModel, problem, sigma: float, carry, loss, order) -> float:
+def narrowed(plan, model: EngineModel, problem, sigma: float, carry, loss, order) -> tuple:
     """``σ/2``, ``σ/4``, … challenge the subsample's ``σ`` while each pays on the held-out
     rows (:func:`pays`), each by one solve on the first ``narrow_rows`` rows of ``order``
     at the growth's start features (``narrow_blocks``, also where ``n_components`` fixes a
     larger size: the check compares bandwidths, not sizes): the best bandwidth narrows as
     rows grow, and a subsample of ``m`` rows cannot see it (the paper's 2-D set: 0.25× the
-    median on 1,024 rows). ``carry(rows)``: the ``α`` of a solve on that many rows."""
+    median on 1,024 rows). ``carry(rows)``: the ``α`` of a solve on that many rows. Returns
+    the kept ``σ`` and its solve's iterations (``None`` where none ran): the full-size solve's
+    predicted iterations (docs/decisions/cost-model.md)."""
     k = plan.narrow_rows
     if not plan.narrow or len(order) <= k:  # fewer rows: the subsample's σ stands
-        return sigma
+        return sigma, None
     rows = problem.index(order[:k])
     X, y, w = subset(problem.X, rows), problem.y[rows].reshape(k, -1), problem.weight[rows]
     X_val, y_val, w_val = problem.validation
@@ -450,8 +456,8 @@ def narrowed(plan, model: EngineModel, problem, sigma: float, carry, loss, order
         losses, _ = held_out_losses(plan, held, solve.theta, plan.narrow_blocks, loss)
         if best is not None and not pays(best[1], losses, plan.growth_tol):
             break
-        best = (candidate, losses)
-    return best[0]
+        best = (candidate, losses, solve.iterations)
+    return best[0], best[2]
 
 
 def sketched_pcg(plan, cache, y, w, alpha, sketch, start) -> RidgeSolve:
