@@ -398,10 +398,12 @@ class RidgeSolve:
 def ridge_pcg(cache: FeatureCache, y: torch.Tensor, weight: torch.Tensor, alpha: float,
               precond, theta: torch.Tensor | None = None, *, tol: float = 1e-4,
               max_iter: int = 100, patience: int | None = None,
-              rhs: torch.Tensor | None = None) -> RidgeSolve:
+              rhs: torch.Tensor | None = None, start_tol: float | None = None) -> RidgeSolve:
     """Minimise ``F`` by conjugate gradients on ``Hθ = Φ̃ᵀWy/n``, preconditioned by ``precond``
     (``r ↦ Pr``), every output column with its own step; stops when each column's residual is
-    below ``tol`` times its right-hand side.
+    below ``tol`` times its right-hand side (``converged``), or where ``start_tol`` is given
+    below that times the start's residual (an inexact Newton step from a warm start, whose
+    residual is its gradient: ``converged`` then says whether ``tol`` was met too).
 
     ``y`` ``(n, C)`` and ``weight`` ``(n,)``, or ``(n, C)`` (a weight per row and column);
     ``theta`` a start (zeros when ``None``);
@@ -428,9 +430,11 @@ def ridge_pcg(cache: FeatureCache, y: torch.Tensor, weight: torch.Tensor, alpha:
     z = precond(residual)
     direction, rz = z.clone(), (residual * z).sum(dim=0)
     b_norm = b.norm(dim=0).clamp_min(torch.finfo(torch.float64).tiny)
+    bound = tol * b_norm if start_tol is None else torch.maximum(tol * b_norm,
+                                                                start_tol * residual.norm(dim=0))
     for iteration in range(max_iter):
-        if iteration > 0 and bool((residual.norm(dim=0) <= tol * b_norm).all()):
-            return RidgeSolve(theta, iteration, True)  # a warm start moves at least once
+        if iteration > 0 and bool((residual.norm(dim=0) <= bound).all()):  # a warm start moves once
+            return RidgeSolve(theta, iteration, bool((residual.norm(dim=0) <= tol * b_norm).all()))
         if iteration == patience:
             return RidgeSolve(theta, iteration, False)
         Hp = hessian(direction)

@@ -63,18 +63,33 @@ def newton_squared_hinge(cache, y, w, alpha, sketch, start, limits, stop=None,
     if n <= limits.dual_max_rows:  # few rows: every Newton system from one Gram
         gram = exact_gram(cache.rows(torch.arange(n, device=y.device)))
     steps = limits.newton_max_steps if max_steps is None else max_steps
+    targets, weight = y.double(), w.double().reshape(n, 1)
+    outputs = None if theta is None else cache.matmul(theta)
     for step in range(steps):
         if theta is not None:
-            now = y.double() * cache.matmul(theta) < 1  # (n, C): inside each column's margin
+            now = targets * outputs < 1  # (n, C): inside each column's margin
             if active is not None and not loose and bool((now == active).all()):
                 break
             active = now
         inside = active if active is not None else torch.ones((n, C), dtype=torch.bool, device=y.device)
-        step_tol = tol if step == steps - 1 else max(tol, limits.newton_forcing * min(1.0, moved))
-        previous = theta  # the cap's last step: the model is this solve, to the solve's own tolerance
-        theta, iterations, iterative = _newton_step(cache, y, w, alpha, inside, theta, sketch[0],
-                                                    gram, step_tol, limits)
-        total, loose = total + iterations, iterative and step_tol > tol
+        # the cap's last step: the model is this solve, to the solve's own tolerance
+        forcing = None if step == steps - 1 or theta is None else limits.newton_forcing
+        previous = theta
+        solved, iterations, exact = _newton_step(cache, y, w, alpha, inside, theta, sketch[0],
+                                                 gram, tol, limits, forcing)
+        total, loose = total + iterations, not exact
+        if previous is None:
+            theta, outputs = solved, cache.matmul(solved)
+        else:  # the exact line search along the Newton direction (Keerthi & DeCoste's)
+            direction = solved - previous
+            moved_outputs = cache.matmul(direction)
+            penalty = torch.full((theta.shape[0], 1), float(alpha), dtype=torch.float64, device=y.device)
+            penalty[-1] = 0.0  # the intercept is free
+            t, before, after = _line_search(_SQUARED_HINGE, outputs, moved_outputs, targets, weight,
+                                            previous, direction, penalty, n)
+            theta, outputs = previous + t * direction, outputs + t * moved_outputs
+            if before - after <= tol * abs(before) and not loose:
+                break  # the step lowered F by less than the solve's tolerance (relative)
         if stop is not None and stop(theta):
             break
         if previous is not None:
@@ -84,13 +99,16 @@ def newton_squared_hinge(cache, y, w, alpha, sketch, start, limits, stop=None,
     return RidgeSolve(theta, total, True)
 
 
-def _newton_step(cache, y, w, alpha, inside, theta, positions, gram, tol, limits) -> tuple:
-    """One Newton step's ``(θ, iterations, whether conjugate gradients ran)``: least squares
+def _newton_step(cache, y, w, alpha, inside, theta, positions, gram, tol, limits,
+                 forcing: float | None = None) -> tuple:
+    """One Newton step's ``(θ, iterations, whether it was solved to tol)``: least squares
     of each column on its rows ``inside``. A column whose margin holds few rows is solved
     exactly in the dual (where ``α`` is small and conjugate gradients would crawl) where the
     cache reads its rows' features (a Nyström cache solves for them, ``M²`` a row: USPS's
     6,144 centres, 8.5 s a step); the others together by one conjugate-gradient run to
-    ``tol`` (each pass over the cache serves every column, each column preconditioned from its
+    ``tol``, or from a warm ``θ`` to ``forcing`` times its residual (the gradient: an inexact
+    Newton step, Dembo, Eisenstat & Steihaug 1982; ``tol`` of the right-hand side alone stops
+    a warm start after one iteration, a gradient step) (each pass over the cache serves every column, each column preconditioned from its
     own active sketch rows), over the rows inside some column's margin alone where they are at
     most ``newton_restrict_share`` of the rows (:func:`~kernelstream.solvers.cached.restricted`)."""
     n = y.shape[0]
@@ -101,7 +119,7 @@ def _newton_step(cache, y, w, alpha, inside, theta, positions, gram, tol, limits
         solved[:, c:c + 1] = ridge_dual_rows(cache, index, y[index, c:c + 1], w[index], alpha, n, gram)
     many = torch.nonzero(~few).reshape(-1).tolist()
     if not many:
-        return solved, int(few.sum()), False
+        return solved, int(few.sum()), True
     weights = w.double()[:, None] * inside[:, many]
     precond = ColumnSketchPreconditioner(cache, positions, inside[positions][:, many], alpha,
                                          weights.mean(dim=0), limits.woodbury_max_roundoff)
@@ -110,9 +128,23 @@ def _newton_step(cache, y, w, alpha, inside, theta, positions, gram, tol, limits
     if len(union) <= limits.newton_restrict_share * n:  # Σ_i over the union/n: weights × |union|/n
         rows, targets, weights = restricted(cache, union), targets[union], weights[union] * (len(union) / n)
     solve = ridge_pcg(rows, targets, weights, alpha, precond,
-                      None if theta is None else theta[:, many], tol=tol, max_iter=limits.solve_max_iter)
+                      None if theta is None else theta[:, many], tol=tol, max_iter=limits.solve_max_iter,
+                      start_tol=forcing)
     solved[:, many] = solve.theta
-    return solved, int(few.sum()) + solve.iterations, True
+    return solved, int(few.sum()) + solve.iterations, solve.converged
+
+
+class _SquaredHinge:
+    """``½ max(0, 1 − yu)²`` and its derivatives in ``u``, as :class:`smoothed_loss` gives
+    them (for :func:`_line_search`)."""
+
+    def __call__(self, u: torch.Tensor, y: torch.Tensor, need: int = 2) -> tuple:
+        gap = (1 - y * u).clamp_min(0)
+        return (0.5 * gap.square(), -y * gap if need else None,
+                (gap > 0).to(u.dtype) if need > 1 else None)
+
+
+_SQUARED_HINGE = _SquaredHinge()
 
 
 class smoothed_loss:
