@@ -52,8 +52,13 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from river import base
 from scipy.special import expit
+
+try:
+    from river import base
+except ImportError as error:  # the extra is not installed
+    raise ImportError("kernelstream.integrations.river needs river: pip install "
+                      "'kernelstream[river]'") from error
 from sklearn.exceptions import NotFittedError
 
 from .. import estimators
