@@ -316,9 +316,14 @@ class DSGBase(StreamFitMixin, KernelEstimator):
     def _raw_decision(self, X) -> np.ndarray:
         """Model output ``(n, C)`` as float64 numpy (:func:`predict_in_row_chunks`)."""
         self._check_has_stepped()
-        X = self._validate_X(X, reset=False)
+        return self._outputs(self._validate_X(X, reset=False))
+
+    def _outputs(self, X, row_invariant: bool = True) -> np.ndarray:
+        """:meth:`_raw_decision` of rows already validated (a float array of the fitted width:
+        the river adapters' rows, one at a time, ``row_invariant=False``: unpadded, see
+        :func:`predict_in_row_chunks`)."""
         return predict_in_row_chunks(self.expansion_.predict, X, self._torch_dtype(), self.device_,
-                                     self.expansion_.n_outputs)
+                                     self.expansion_.n_outputs, row_invariant)
 
     def _state_builders(self, device) -> dict:
         return {"expansion_": lambda state: Expansion.from_state_dict(state, device),

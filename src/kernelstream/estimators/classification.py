@@ -144,7 +144,11 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
 
     def decision_function(self, X):
         """Margins: ``(n,)`` for binary problems (positive means ``classes_[1]``), else ``(n, K)``."""
-        out = self._raw_decision(X)
+        return self._margins(self._raw_decision(X))
+
+    @staticmethod
+    def _margins(out: np.ndarray) -> np.ndarray:
+        """:meth:`decision_function` of the model's outputs ``(n, C)``."""
         return out[:, 0] if out.shape[1] == 1 else out
 
     def predict(self, X):
@@ -156,8 +160,12 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
     def predict_proba(self, X):
         """Class probabilities: ``σ(τf)`` (binary) or ``softmax(τf)`` (multiclass), ``τ = 1`` for
         the logistic loss, else ``proba_temperature_``."""
+        return self._proba_of(self.decision_function(X))
+
+    def _proba_of(self, scores: np.ndarray) -> np.ndarray:
+        """:meth:`predict_proba` of the margins ``scores``."""
         tau = getattr(self, "proba_temperature_", None)
-        return tempered_proba(self.decision_function(X), 1.0 if tau is None else tau)
+        return tempered_proba(scores, 1.0 if tau is None else tau)
 
     @available_if(_has_proba)
     def predict_log_proba(self, X):

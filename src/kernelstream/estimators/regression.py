@@ -277,7 +277,11 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
 
     def predict(self, X):
         """``f(X)``, shape ``(n,)`` (or ``(n, n_outputs)`` for 2-D targets)."""
-        out = self._raw_decision(X) * self.y_scale_ + self.y_offset_
+        return self._targets_of(self._raw_decision(X))
+
+    def _targets_of(self, out: np.ndarray) -> np.ndarray:
+        """:meth:`predict` of the model's outputs ``(n, C)``: in the targets' units and shape."""
+        out = out * self.y_scale_ + self.y_offset_
         return out[:, 0] if self._y_1d else out
 
     # -- hooks ---------------------------------------------------------------------------

@@ -99,13 +99,22 @@ class _Adapter:
                                 f"{type(self).__name__} needs numbers (one-hot encode strings, "
                                 "e.g. river.preprocessing.OneHotEncoder)")
             row[j] = value
+        if not np.isfinite(row).all():
+            name = self._order[int(np.argmin(np.isfinite(row)))]
+            raise ValueError(f"feature {name!r} is {x.get(name)!r}; {type(self).__name__} needs "
+                             "finite numbers (impute missing values first)")
         return row
 
     def _rows(self, X) -> np.ndarray:
         """The rows of a pandas frame in the feature order (absent columns 0)."""
         if self._order is None:
             self._order = sorted(X.columns, key=lambda key: (type(key).__name__, str(key)))
-        return X.reindex(columns=self._order, fill_value=0.0).to_numpy(dtype=np.float64)
+        rows = X.reindex(columns=self._order, fill_value=0.0).to_numpy(dtype=np.float64)
+        if not np.isfinite(rows).all():
+            name = self._order[int(np.argmin(np.isfinite(rows).all(axis=0)))]
+            raise ValueError(f"feature {name!r} has values that are not finite; "
+                             f"{type(self).__name__} needs finite numbers (impute missing values first)")
+        return rows
 
     # -- scaling ----------------------------------------------------------------------------
     def _scaled(self, rows: np.ndarray) -> np.ndarray:
@@ -402,7 +411,36 @@ class RiverAOGDClassifier(_Classifier):
 _DSG_DEFAULTS = {"solver": "one_pass", "batch_size": 32, "block_size": 256}
 
 
-class RiverDSGRegressor(_Regressor):
+class _DSGAdapter:
+    """The DSG adapters' learning and prediction. Rows wait in the adapter until, with the rows
+    the estimator holds, they fill a batch of ``batch_size``, and go to ``partial_fit`` at once:
+    the estimator steps on the same batches as when fed row by row (it steps only on full
+    batches), with one call a batch instead of one a row. A row is predicted from the outputs
+    of the model as it stands, without the estimator's validation (the adapter made the row:
+    finite numbers, the fitted width) and alone, not padded to the estimator's 64 rows a float32
+    call (its outputs then differ from the estimator's by the float32 products' rounding)."""
+
+    def _learn(self, rows: np.ndarray, targets: list) -> None:
+        if not self._started:
+            return super()._learn(rows, targets)
+        waiting = getattr(self, "_waiting", None) or ([], [])
+        held = getattr(self.estimator_, "_pending", None)
+        held = 0 if held is None else held[0].shape[0]
+        if held + sum(map(len, waiting[0])) + len(rows) < self.estimator_.batch_size:
+            self._waiting = (waiting[0] + [rows], waiting[1] + list(targets))
+            self._count(targets)
+            return
+        X = np.concatenate(waiting[0] + [rows])
+        self._partial_fit(X, np.asarray(waiting[1] + list(targets)))  # a failure keeps the waiting rows
+        self._count(targets)
+        self._waiting = None
+
+    def _outputs(self, rows: np.ndarray) -> np.ndarray:
+        self.estimator_._check_has_stepped()  # one row unpadded: 64 times fewer cosines
+        return self.estimator_._outputs(rows, row_invariant=False)
+
+
+class RiverDSGRegressor(_DSGAdapter, _Regressor):
     """:class:`kernelstream.DSGRegressor` in its streaming mode (``solver="one_pass"``, the
     paper's Algorithm 1) as a river regressor; steps wait for full batches of ``batch_size``.
 
@@ -432,6 +470,9 @@ class RiverDSGRegressor(_Regressor):
     _wrapped = "DSGRegressor"
     _defaults = _DSG_DEFAULTS
 
+    def _predict(self, rows: np.ndarray) -> np.ndarray:
+        return self.estimator_._targets_of(self._outputs(rows))
+
     def __init__(self, features: tuple | None = None, init_rows: int = 0, scale: bool = True,
                  **params):
         self._setup(features, init_rows, params, scale)
@@ -441,7 +482,7 @@ class RiverDSGRegressor(_Regressor):
         yield {"random_state": 0, "batch_size": 16, "block_size": 32}
 
 
-class RiverDSGClassifier(_Classifier):
+class RiverDSGClassifier(_DSGAdapter, _Classifier):
     """:class:`kernelstream.DSGClassifier` in its streaming mode (``solver="one_pass"``) as a
     river classifier; ``predict_proba_one`` with the default logistic loss.
 
@@ -470,6 +511,17 @@ class RiverDSGClassifier(_Classifier):
 
     _wrapped = "DSGClassifier"
     _defaults = _DSG_DEFAULTS
+
+    def _predict(self, rows: np.ndarray):
+        """Class probabilities ``(n, K)``, or labels ``(n,)`` when the loss has none."""
+        margins = self.estimator_._margins(self._outputs(rows))
+        if hasattr(self.estimator_, "predict_proba"):
+            return self.estimator_._proba_of(margins)
+        index = (margins > 0).astype(int) if margins.ndim == 1 else margins.argmax(axis=1)
+        return self.estimator_.classes_[index]
+
+    def _probabilities(self, rows: np.ndarray) -> np.ndarray:
+        return self.estimator_._proba_of(self.estimator_._margins(self._outputs(rows)))
 
     def __init__(self, features: tuple | None = None, init_rows: int = 0,
                  classes: tuple = (False, True), scale: bool = True, **params):
