@@ -106,7 +106,15 @@ def test_bad_input_is_refused_and_leaves_the_adapter_as_it_was():
         model.learn_one({"a": 1.0}, "maybe")
     with pytest.raises(TypeError, match="feature 'a' is 'red'.*OneHotEncoder"):
         model.learn_one({"a": "red"}, False)
+    with pytest.raises(ValueError, match="feature 'a' is nan; .*finite numbers"):
+        model.learn_one({"a": float("nan")}, False)  # refused at once, not at the batch's step
     assert pickle.dumps(model) == before
+    regressor = RiverGoGPRegressor(random_state=0, init_rows=2)
+    regressor.learn_one({"a": 1.0}, 1.0)
+    before = pickle.dumps(regressor)
+    with pytest.raises(ValueError, match="target inf is not finite"):
+        regressor.learn_one({"a": 2.0}, float("inf"))
+    assert pickle.dumps(regressor) == before
     with pytest.raises(TypeError):
         RiverGoGPRegressor(not_a_parameter=1)
     with pytest.raises(ValueError, match="'join_threshold' parameter"):

@@ -36,9 +36,11 @@ from ._rollback import unchanged_on_error
 
 __all__ = ["KernelEstimator", "THREADED_METHODS"]
 
-#: public methods run inside the estimator's thread limits
+#: public methods run inside the estimator's thread limits, and the entry points the river
+#: adapters call with rows they made (:mod:`kernelstream.integrations.river`)
 THREADED_METHODS = ("fit", "partial_fit", "predict", "decision_function", "transform",
-                    "kernel_matrix", "sample_y", "score_samples")
+                    "kernel_matrix", "sample_y", "score_samples",
+                    "_outputs", "_learn_checked", "_predicted")
 
 
 class KernelEstimator(EstimatorState, BaseEstimator):

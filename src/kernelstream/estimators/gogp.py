@@ -244,15 +244,20 @@ class GoGPRegressor(RegressorMixin, KernelEstimator):
             if first:
                 self._initialise(X, y, n_total=0,
                                  rng=check_random_state(self.random_state))
-            Xt = to_tensor(X, torch.float64, self.device_)
-            z = (y - self.y_offset_) / self.y_scale_
-            if not hasattr(self, "_stream_progress"):
-                self._stream_progress = StreamProgress(type(self).__name__)
-            self._learn_rows(Xt, z)
-            self._stream_progress.update(self.verbose, X.shape[0], inducing=self._size(),
-                                         rmse=f"{self._progressive_rmse():.4g}")
-            self._finish()
+            self._learn_checked(X, y)
         return self
+
+    def _learn_checked(self, X: np.ndarray, y: np.ndarray) -> None:
+        """:meth:`partial_fit`'s learning of rows already validated (float64, finite, the
+        fitted width; the river adapter's rows, one at a time) after the first call."""
+        Xt = to_tensor(X, torch.float64, self.device_)
+        z = (y - self.y_offset_) / self.y_scale_
+        if not hasattr(self, "_stream_progress"):
+            self._stream_progress = StreamProgress(type(self).__name__)
+        self._learn_rows(Xt, z)
+        self._stream_progress.update(self.verbose, X.shape[0], inducing=self._size(),
+                                     rmse=f"{self._progressive_rmse():.4g}")
+        self._finish()
 
     def predict(self, X, return_std=False, include_noise=True):
         """Posterior mean; with ``return_std`` also the standard deviation of a new target
@@ -261,13 +266,7 @@ class GoGPRegressor(RegressorMixin, KernelEstimator):
         see the class docstring). The default is :class:`DSGGaussianProcessRegressor`'s and scikit-learn's
         ``GaussianProcessRegressor`` with a ``WhiteKernel``."""
         check_is_fitted(self, "state_")
-        X = self._validate_rows(X)
-        Xt = to_tensor(X, torch.float64, self.device_)
-        if self.variant == "kernel":
-            mean, var = self.state_.predict(Xt, return_var=return_std)
-        else:
-            mean, var = self.state_.predict(self._features(Xt))
-        mean = mean.cpu().numpy() * self.y_scale_ + self.y_offset_
+        mean, var = self._predicted(self._validate_rows(X), return_std)
         if not np.isfinite(mean).all():
             raise FloatingPointError("GoGP predicted non-finite values: the inputs are far outside "
                                      "the scale the model was fitted on. Standardise X.")
@@ -277,6 +276,16 @@ class GoGPRegressor(RegressorMixin, KernelEstimator):
         return mean, np.sqrt(var)
 
     # -- internals ------------------------------------------------------------------------
+    def _predicted(self, X: np.ndarray, return_var: bool = False) -> tuple:
+        """The mean in the targets' units and ``f``'s latent variance (``None`` without
+        ``return_var``) of rows already validated (the river adapter's, one at a time)."""
+        Xt = to_tensor(X, torch.float64, self.device_)
+        if self.variant == "kernel":
+            mean, var = self.state_.predict(Xt, return_var=return_var)
+        else:
+            mean, var = self.state_.predict(self._features(Xt))
+        return mean.cpu().numpy() * self.y_scale_ + self.y_offset_, var
+
     def _check_params(self) -> None:
         resolve_device(self.device)
         resolve_n_jobs(self.n_jobs)

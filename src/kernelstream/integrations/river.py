@@ -32,7 +32,10 @@ take a step), with blocks of ``block_size=256`` random features (1024 for the es
 its first step, a regressor predicts the mean of the targets seen and a classifier the
 frequencies of the labels seen. After that, ``learn_one`` is ``partial_fit`` on one row and
 ``learn_many`` on the frame's rows in order: the model is the same either way (DSG and AOGD
-results do not depend on chunking; GoGP learns row by row).
+results do not depend on chunking; GoGP learns row by row). A DSG adapter keeps the rows until,
+with those its estimator holds, they fill a batch (one ``partial_fit`` a batch, the same steps),
+and the adapters predict a row without the estimators' validation of it (they made it: finite
+numbers in the fitted order).
 
 **Labels.** The classifiers need every label up front (their outputs are fixed at the first
 call): ``classes`` defaults to ``(False, True)``, river's binary convention; declare others, e.g.
@@ -196,6 +199,11 @@ def _standardise(rows: np.ndarray, mean: np.ndarray, var: np.ndarray) -> np.ndar
 class _Regressor(_Adapter, base.MiniBatchRegressor):
     """``learn_one``/``predict_one`` and their mini-batch forms for a regressor."""
 
+    def _check_targets(self, targets: list) -> None:
+        if not np.isfinite(np.asarray(targets, dtype=np.float64)).all():
+            raise ValueError(f"target {next(t for t in targets if not np.isfinite(t))!r} is not "
+                             f"finite; {type(self).__name__} learns finite numbers")
+
     def _count(self, targets) -> None:
         self._sum += float(np.sum(targets))
         self._n += len(targets)
@@ -340,11 +348,22 @@ class RiverGoGPRegressor(_Regressor):
 
     def _partial_fit(self, X: np.ndarray, y: np.ndarray) -> None:
         """After the first call, one row per call, as ``learn_one`` does (the paper's ``N``
-        of ``solver="sgd"`` then counts the same rows either way)."""
+        of ``solver="sgd"`` then counts the same rows either way), without the estimator's
+        validation (the adapter made the rows: finite numbers, the fitted width)."""
         if not self._started:
             return self.estimator_.partial_fit(X, y)
         for i in range(X.shape[0]):
-            self.estimator_.partial_fit(X[i : i + 1], y[i : i + 1])
+            with self.estimator_._unchanged_on_error(()):
+                self.estimator_._learn_checked(X[i : i + 1], y[i : i + 1])
+
+    def _predict(self, rows: np.ndarray) -> np.ndarray:
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(self.estimator_, "state_")
+        mean, _ = self.estimator_._predicted(rows)
+        if not np.isfinite(mean).all():  # as the estimator's predict says it
+            return self.estimator_.predict(rows)
+        return mean
 
     def __init__(self, features: tuple | None = None, init_rows: int = 100, **params):
         self._setup(features, init_rows, params)

@@ -503,9 +503,14 @@ class GoGPKernelState(SolverState):
         """
         name = "gamma" if self.solver == "rls" else ("w_avg" if self.average else "w")
         opts = dict(dtype=torch.float64, device=X.device)
-        coef = torch.from_numpy(self._vecs[name][:self.size]).to(**opts)
-        Ginv, U = self.Ginv.to(**opts), self.U.to(**opts)
+        if self.solver == "rls":  # the mean's weights G⁻¹γ from the stored triangle (dsymv)
+            weights = torch.from_numpy(symv(self._mats["Ginv"], self.size,
+                                            self._vecs[name][:self.size])).to(**opts)
+        else:
+            weights = torch.from_numpy(self._vecs[name][:self.size]).to(**opts)
+        U = self.U.to(**opts)
         L = self._variance_factor(U) if return_var and self.size else None
+        Ginv = self.Ginv.to(**opts) if return_var and L is None and self.size else None
         means, variances = [], []
         for i in range(0, X.shape[0], chunk):
             Xb = X[i:i + chunk]
@@ -515,7 +520,7 @@ class GoGPKernelState(SolverState):
                 variances.append(kdiag)
                 continue
             K = self.kernel(Xb, U)                       # (n, m)
-            means.append(K @ (Ginv @ coef) if self.solver == "rls" else K @ coef)
+            means.append(K @ weights)
             if return_var:
                 if L is None:                            # Prop. 1: G⁻¹ = (K_UU + s²I)⁻¹
                     explained = ((K @ Ginv) * K).sum(1)

@@ -1,7 +1,7 @@
 """GP hyper-parameters by maximising the exact marginal likelihood on a small sample (ML-II).
 
 ``log p(z) = −½ zᵀ(aK_σ + s²I)⁻¹z − ½ log|aK_σ + s²I| − n/2 log 2π`` over the bandwidth σ, the
-amplitude ``a`` and the noise variance ``s²`` (log-parametrised, L-BFGS, float64). Used by GoGP
+amplitude ``a`` and the noise variance ``s²`` (log-parametrised, SciPy's L-BFGS-B, float64). Used by GoGP
 on its warm-start portion: O(n³) once, with ``n`` capped by the caller.
 
 The kernel is a pure function of the bandwidth, ``(X, Y, σ) ↦ k_σ(X, Y)``, such as a feature
@@ -17,6 +17,7 @@ from typing import Callable
 
 import numpy as np
 import torch
+from scipy.optimize import minimize
 
 __all__ = ["GPHyperparameters", "fit_gp_hyperparameters", "fit_gp_hyperparameters_coarse_to_fine",
            "neg_log_marginal_likelihood"]
@@ -63,36 +64,38 @@ def fit_gp_hyperparameters(kernel: KernelOfSigma, X: torch.Tensor, z: torch.Tens
     X, z = X.double(), z.double()
     best = None
     starts = [sigma0 * f for f in sigma_factors] if fit_sigma else [sigma0]
+    free = np.array([fit_sigma, fit_noise, fit_noise])
     for start in starts:
-        params = torch.tensor([math.log(start) if fit_sigma else 0.0, math.log(amplitude0),
-                               math.log(noise0)],
-                              dtype=torch.float64, device=X.device, requires_grad=True)
-        mask = torch.tensor([fit_sigma, fit_noise, fit_noise], dtype=torch.float64, device=X.device)
-        base = params.detach().clone()
+        base = np.array([math.log(start) if fit_sigma else 0.0, math.log(amplitude0),
+                         math.log(noise0)])
 
-        def objective():
-            p = base + mask * (params - base)  # frozen entries stay at their start
+        def objective(p: torch.Tensor) -> torch.Tensor:
             sigma = torch.exp(p[0]) if fit_sigma else start  # a given σ: exactly that one
             amp, noise = torch.exp(p[1]), torch.exp(p[2]) + 1e-8
             return neg_log_marginal_likelihood(kernel(X, X, sigma), z, amp, noise) / len(z)
 
-        optimizer = torch.optim.LBFGS([params], max_iter=max_iter, line_search_fn="strong_wolfe")
+        def value_and_gradient(free_values: np.ndarray) -> tuple[float, np.ndarray]:
+            p = base.copy()
+            p[free] = free_values  # frozen entries stay at their start
+            params = torch.tensor(p, dtype=torch.float64, device=X.device, requires_grad=True)
+            try:
+                loss = objective(params)
+                loss.backward()
+            except (RuntimeError, torch.linalg.LinAlgError):  # not positive definite: back off
+                return math.inf, np.zeros(int(free.sum()))
+            return float(loss.detach()), params.grad.cpu().numpy()[free]
 
-        def closure():
-            optimizer.zero_grad()
-            loss = objective()
-            loss.backward()
-            return loss
-
+        p = base.copy()
+        if free.any():  # scipy's L-BFGS-B (torch.optim's imports torch._dynamo: 1.4 s, once)
+            result = minimize(value_and_gradient, base[free], jac=True, method="L-BFGS-B",
+                              options=dict(maxiter=max_iter))
+            p[free] = result.x
         try:
-            if fit_sigma or fit_noise:
-                optimizer.step(closure)
             with torch.no_grad():
-                value = float(objective()) * len(z)
-        except (RuntimeError, torch.linalg.LinAlgError):  # Cholesky failed on this path
+                value = float(objective(torch.tensor(p, dtype=torch.float64, device=X.device))) * len(z)
+        except (RuntimeError, torch.linalg.LinAlgError):  # Cholesky failed at the optimum
             continue
         if math.isfinite(value) and (best is None or value < best.nll):
-            p = (base + mask * (params - base)).detach()
             best = GPHyperparameters(math.exp(p[0]) if fit_sigma else start, math.exp(p[1]),
                                      math.exp(p[2]) + 1e-8, value)
     if best is None:
