@@ -318,6 +318,24 @@ class GoGPKernelState(SolverState):
         d, var, same = self._project(x.cpu().numpy(), k, kxx)
         return torch.from_numpy(k), torch.from_numpy(d), var, same
 
+    def _projected_mean(self, X: torch.Tensor) -> float:
+        """``μ(x) = d·γ`` of one row (``d = G⁻¹k_U(x)``, its kernel row as a one-row
+        :meth:`update_many` makes it), kept with ``d`` until the state changes: a row predicted
+        and then learnt (progressive validation) is projected once."""
+        x = X[0].cpu().numpy().astype(np.float64)
+        table = self._kernel_table(X.to(self.device, torch.float64))
+        d, var, same = self._project(x, table[0, :self.size], float(table[0, self.size]))
+        self._projected = (x.tobytes(), self.t, self.size, self.n_removed, table, (d, var, same))
+        return float(d @ self._vecs["gamma"][:self.size])
+
+    def _kept_projection(self, x: np.ndarray):
+        """:meth:`_projected_mean`'s ``(table, (d, var, same))`` of ``x`` if the state has not
+        changed since, else ``None``; used once."""
+        kept, self._projected = self.__dict__.get("_projected"), None
+        if kept is None or kept[:4] != (x.tobytes(), self.t, self.size, self.n_removed):
+            return None
+        return kept[4], kept[5]
+
     # -- points ---------------------------------------------------------------------------
     def update(self, x: torch.Tensor, z: float, weight: float = 1.0) -> float:
         """Learn ``(x, z)`` with data weight ``c``; returns ``μ(x)`` predicted before learning."""
@@ -335,7 +353,8 @@ class GoGPKernelState(SolverState):
         for a in range(0, len(z), chunk):
             b = min(a + chunk, len(z))
             m0 = self.size
-            table = self._kernel_table(Xd[a:b])
+            kept = self._kept_projection(Xn[a]) if b - a == 1 else None
+            table = self._kernel_table(Xd[a:b]) if kept is None else kept[0]
             self._orig = np.empty(m0 + b - a + 1, dtype=np.int64)
             self._orig[:m0] = np.arange(m0)
             try:
@@ -343,14 +362,17 @@ class GoGPKernelState(SolverState):
                     self._column = m0 + i  # the column of this point in the table
                     k = table[i, self._orig[:self.size]]
                     means[a + i] = self._learn(Xn[a + i], float(z[a + i]), float(c[a + i]),
-                                               k, float(table[i, m0 + i]))
+                                               k, float(table[i, m0 + i]),
+                                               None if kept is None else kept[1])
             finally:
                 self._orig = None
         return means
 
-    def _learn(self, x: np.ndarray, z: float, weight: float, k: np.ndarray, kxx: float) -> float:
-        """One point, with its kernel row ``k = k_U(x)`` and ``k(x, x)``."""
-        d, var, same = self._project(x, k, kxx)
+    def _learn(self, x: np.ndarray, z: float, weight: float, k: np.ndarray, kxx: float,
+               projected: tuple | None = None) -> float:
+        """One point, with its kernel row ``k = k_U(x)`` and ``k(x, x)`` (and its
+        :meth:`_project`, where a prediction made it)."""
+        d, var, same = self._project(x, k, kxx) if projected is None else projected
         if same is not None:  # Φ̃(x) = Φ̃(u): a second observation of a member
             d = np.zeros_like(d)
             d[same] = 1.0
@@ -503,6 +525,8 @@ class GoGPKernelState(SolverState):
         """
         name = "gamma" if self.solver == "rls" else ("w_avg" if self.average else "w")
         opts = dict(dtype=torch.float64, device=X.device)
+        if self.solver == "rls" and not return_var and X.shape[0] == 1 and self.size:
+            return torch.tensor([self._projected_mean(X)], **opts), None
         if self.solver == "rls":  # the mean's weights G⁻¹γ from the stored triangle (dsymv)
             weights = torch.from_numpy(symv(self._mats["Ginv"], self.size,
                                             self._vecs[name][:self.size])).to(**opts)
@@ -551,7 +575,8 @@ class GoGPKernelState(SolverState):
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
-        state.pop("_factor", None)  # a cache, rebuilt on demand
+        state.pop("_factor", None)  # caches, rebuilt on demand
+        state.pop("_projected", None)
         return state
 
     def __setstate__(self, state: dict) -> None:
