@@ -99,7 +99,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
               ("scaling.md",), quick=("--sizes", "10000", "--repeats", "1", "--sets",
                                       "classification")),
     Benchmark("river_adapters", "the river adapters' rows a second in progressive_val_score "
-              "(Phishing, TrumpApproval) against river's own models, one thread",
+              "(Phishing, ImageSegments, TrumpApproval) against river's own models, one thread",
               ("river_adapters.md",), quick=("--repeats", "1")),
     Benchmark("perf.engine_variants", "every loss, max_iter and solver='cg' on the fit engine "
               "against the default fit on moons, a9a and friedman1: route, error, CPU s",

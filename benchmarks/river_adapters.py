@@ -1,10 +1,12 @@
 """The river adapters' rows a second in ``progressive_val_score``, against river's own models.
 
 Issue 51's rates: ``RiverDSGClassifier()`` on river's bundled ``Phishing`` (1,250 rows) and
-``RiverGoGPRegressor()`` on ``TrumpApproval`` (1,001 rows), defaults, in
+``RiverGoGPRegressor()`` on ``TrumpApproval`` (1,001 rows), defaults (``RiverDSGClassifier``
+also on the 7 classes of ``ImageSegments``, 2,310 rows, its labels learnt from the stream), in
 ``river.evaluate.progressive_val_score`` (each row predicted, then learnt), against river's
 ``StandardScaler | LogisticRegression`` (shown with +), ``HoeffdingTreeClassifier`` and ``KNNClassifier`` on
-the first, ``StandardScaler | LinearRegression`` on the second. One thread (torch's and the BLAS
+the first (the tree and KNN on ImageSegments too), ``StandardScaler | LinearRegression`` on
+TrumpApproval. One thread (torch's and the BLAS
 pool's, set before anything runs); a warm-up pass, then ``--repeats`` passes, each from a fresh
 model: CPU seconds of the pass, rows a second at the best and the median, the score.
 
@@ -38,6 +40,10 @@ def cases() -> list[tuple]:
             ("RiverDSGClassifier(random_state=0)", lambda: RiverDSGClassifier(random_state=0)),
             ("StandardScaler + LogisticRegression",
              lambda: preprocessing.StandardScaler() | linear_model.LogisticRegression()),
+            ("HoeffdingTreeClassifier", tree.HoeffdingTreeClassifier),
+            ("KNNClassifier", neighbors.KNNClassifier)]),
+        ("ImageSegments", datasets.ImageSegments, metrics.Accuracy, [
+            ("RiverDSGClassifier(random_state=0)", lambda: RiverDSGClassifier(random_state=0)),
             ("HoeffdingTreeClassifier", tree.HoeffdingTreeClassifier),
             ("KNNClassifier", neighbors.KNNClassifier)]),
         ("TrumpApproval", datasets.TrumpApproval, metrics.RMSE, [
@@ -81,7 +87,7 @@ def main(argv=None) -> None:
     rows = table(args.repeats)
     body = [f"One thread (torch and the BLAS pool); `progressive_val_score` with defaults, a "
             f"warm-up pass and {args.repeats} timed passes, each from a fresh model; rows a "
-            "second of CPU time; score: accuracy (Phishing) or RMSE (TrumpApproval).", "",
+            "second of CPU time; score: accuracy (Phishing, ImageSegments) or RMSE (TrumpApproval).", "",
             *markdown_table(HEADER, rows)]
     report_or_print(args.out, "river_adapters.md", "The river adapters in progressive "
                     "validation, against river's models", body)

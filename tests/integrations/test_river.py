@@ -74,8 +74,10 @@ def test_dsg_adapter_is_one_pass_partial_fit_on_the_same_rows():
 
 def test_classifier_probabilities_match_the_estimator():
     pairs, X, y = _stream(datasets.Phishing(), N_ROWS)
-    adapter = RiverDSGClassifier(random_state=0, batch_size=50, block_size=32, scale=False)
+    adapter = RiverDSGClassifier(random_state=0, batch_size=50, block_size=32, scale=False,
+                                 classes=(False, True))
     assert adapter.predict_proba_one(pairs[0][0]) == {False: 0.5, True: 0.5}  # before any row
+    assert RiverDSGClassifier().predict_proba_one(pairs[0][0]) == {}  # no label known yet
     for x, label in pairs:
         adapter.learn_one(x, label)
     reference = DSGClassifier(solver="one_pass", random_state=0, batch_size=50,
@@ -99,7 +101,7 @@ def test_features_absent_are_zero_unknown_ignored_order_declared():
 
 
 def test_bad_input_is_refused_and_leaves_the_adapter_as_it_was():
-    model = RiverDSGClassifier(random_state=0, batch_size=4)
+    model = RiverDSGClassifier(random_state=0, batch_size=4, classes=(False, True))
     model.learn_one({"a": 1.0}, True)
     before = pickle.dumps(model)
     with pytest.raises(ValueError, match=r"label 'maybe' is not in classes=\(False, True\)"):
@@ -119,6 +121,31 @@ def test_bad_input_is_refused_and_leaves_the_adapter_as_it_was():
         RiverGoGPRegressor(not_a_parameter=1)
     with pytest.raises(ValueError, match="'join_threshold' parameter"):
         RiverGoGPRegressor(join_threshold=-1.0)
+
+
+def test_labels_learnt_from_the_stream_give_the_model_of_the_labels_declared():
+    """classes=None: the model starts at the second label, and each new label refits a new
+    model on the rows learnt so far: the model of those rows with every label declared."""
+    pairs = list(datasets.ImageSegments().take(300))
+    params = dict(random_state=0, batch_size=16, block_size=32)
+    learnt = RiverDSGClassifier(**params)
+    assert learnt.predict_one(pairs[0][0]) is None  # no label seen yet
+    for x, label in pairs:
+        learnt.learn_one(x, label)
+    labels = tuple(sorted({label for _, label in pairs}))
+    declared = RiverDSGClassifier(classes=labels, **params)
+    for x, label in pairs:
+        declared.learn_one(x, label)
+    assert learnt._labels == labels and len(labels) == 7
+    for x, _ in pairs[:20]:
+        assert learnt.predict_proba_one(x) == declared.predict_proba_one(x)
+    late = RiverDSGClassifier(replay_rows=50, **params)
+    for x, label in pairs[:60]:
+        late.learn_one(x, label if label in labels[:2] else labels[0])
+    before = pickle.dumps(late)
+    with pytest.raises(ValueError, match=r"first seen after more than replay_rows=50 rows"):
+        late.learn_one(pairs[0][0], labels[-1])
+    assert pickle.dumps(late) == before
 
 
 def test_seeded_twins_agree_and_pickling_mid_stream_resumes():

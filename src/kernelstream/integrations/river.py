@@ -37,9 +37,12 @@ with those its estimator holds, they fill a batch (one ``partial_fit`` a batch, 
 and the adapters predict a row without the estimators' validation of it (they made it: finite
 numbers in the fitted order).
 
-**Labels.** The classifiers need every label up front (their outputs are fixed at the first
-call): ``classes`` defaults to ``(False, True)``, river's binary convention; declare others, e.g.
-``classes=(0, 1, 2)``. AOGD ranks (AUC) and has no class probabilities: its
+**Labels.** A model's outputs are fixed at its first call. ``RiverDSGClassifier`` learns its
+labels from the stream by default (``classes=None``): it starts at the second label and refits a
+new model on the rows learnt so far (at most ``replay_rows``) when a new label comes, the model of
+those rows with the labels declared; ``classes=(0, 1, 2)`` declares them up front instead.
+``RiverAOGDClassifier`` is binary: ``classes`` defaults to ``(False, True)``, river's
+convention. AOGD ranks (AUC) and has no class probabilities: its
 ``predict_proba_one`` gives the positive class the ranking score ``1/(1 + e^{-4d})`` of the
 decision function ``d`` (and the other class the rest), so that river's ``metrics.ROCAUC()`` can
 rank it. The score orders rows as ``d`` does, but it is not a calibrated probability (the factor
@@ -239,20 +242,23 @@ class _Classifier(_Adapter, base.MiniBatchClassifier):
 
     def _setup_labels(self, classes) -> None:
         self.classes = classes
-        self._counts = {label: 0 for label in classes}
+        self._counts = {} if classes is None else {label: 0 for label in classes}
+        self._labels = None if classes is None else tuple(classes)  # the model's labels
 
     @property
     def _multiclass(self) -> bool:
-        return len(self.classes) > 2
+        return self.classes is None or len(self.classes) > 2
 
     def _check_targets(self, targets: list) -> None:
+        if self.classes is None:
+            return
         unknown = set(targets) - set(self.classes)
         if unknown:
             raise ValueError(f"label {sorted(unknown, key=str)[0]!r} is not in classes="
                              f"{self.classes!r}; declare every label of the stream in classes")
 
     def _partial_fit(self, X: np.ndarray, y: np.ndarray) -> None:
-        self.estimator_.partial_fit(X, y, classes=np.array(self.classes))
+        self.estimator_.partial_fit(X, y, classes=np.array(self._labels))
 
     def _count(self, targets) -> None:
         for label in targets:
@@ -293,7 +299,7 @@ class _Classifier(_Adapter, base.MiniBatchClassifier):
     def _label(self, predicted, i: int):
         if predicted is None:
             prior = self._prior()
-            return max(prior, key=prior.get)
+            return max(prior, key=prior.get) if prior else None  # no label seen yet
         if predicted.ndim == 2:
             return _plain(self.estimator_.classes_[int(np.argmax(predicted[i]))])
         return _plain(predicted[i])
@@ -509,11 +515,17 @@ class RiverDSGClassifier(_DSGAdapter, _Classifier):
     ----------
     features : tuple or None, default=None
     init_rows : int, default=0
-    classes : tuple, default=(False, True)
-        Every label of the stream.
+    classes : tuple or None, default=None
+        Every label of the stream; ``None`` learns them from it: the model starts once two
+        labels are seen, and a label seen later refits a new model on the rows learnt so far
+        (the model of those rows with the labels declared), so long as they are at most
+        ``replay_rows``.
     scale : bool, default=True
         Standardise each feature by its running mean and standard deviation (module docstring,
         "Scaling"); False feeds the rows as they come.
+    replay_rows : int, default=10_000
+        With ``classes=None``, the rows kept for such a refit; a new label after more rows
+        than this is refused (declare ``classes``).
     **params
         :class:`~kernelstream.DSGClassifier` parameters; the adapter's defaults differ for a
         stream of rows: ``solver="one_pass"``, ``batch_size=32``, ``block_size=256``.
@@ -543,9 +555,58 @@ class RiverDSGClassifier(_DSGAdapter, _Classifier):
         return self.estimator_._proba_of(self.estimator_._margins(self._outputs(rows)))
 
     def __init__(self, features: tuple | None = None, init_rows: int = 0,
-                 classes: tuple = (False, True), scale: bool = True, **params):
+                 classes: tuple | None = None, scale: bool = True, replay_rows: int = 10_000,
+                 **params):
+        self.replay_rows = replay_rows
         self._setup(features, init_rows, params, scale)
         self._setup_labels(classes)
+        self._kept = ([], [])  # the rows learnt, for a refit when a new label comes
+
+    def _learn(self, rows: np.ndarray, targets: list) -> None:
+        """With ``classes=None``: the rows learnt are kept (at most ``replay_rows``); the model
+        starts once two labels are seen, and a new label after that refits a new model on the
+        rows kept, as if its labels had been declared from the first row."""
+        if self.classes is not None or getattr(self, "_replaying", False):
+            return super()._learn(rows, targets)
+        seen = set() if self._labels is None else set(self._labels)
+        labels = sorted(seen | set(self._counts) | set(targets), key=lambda v: (type(v).__name__, v))
+        kept = self._kept
+        if kept is not None and len(kept[1]) + len(targets) > self.replay_rows:
+            kept = None
+        if len(labels) < 2:  # no model of one class: the prior until a second label
+            self._count(targets)
+            self._keep(kept, rows, targets)
+            return
+        if self._labels is not None and set(labels) == seen:
+            super()._learn(rows, targets)
+        else:  # a new label: a new model on every row kept
+            if kept is None:
+                raise ValueError(f"label {sorted(set(labels) - seen, key=str)[0]!r} first seen "
+                                 f"after more than replay_rows={self.replay_rows} rows; declare "
+                                 "every label of the stream in classes")
+            before = dict(self.__dict__)
+            try:
+                self.estimator_ = getattr(estimators, self._wrapped)(**{**self._defaults,
+                                                                        **self.params})
+                self._labels, self._counts, self._waiting = tuple(labels), {}, None
+                self._buffer_X, self._buffer_y, self._started = [], [], False
+                self._replaying = True  # the rows kept go in as they came, not kept again
+                super()._learn(np.concatenate(kept[0] + [rows]) if kept[0] else rows,
+                               kept[1] + list(targets))
+            except BaseException:
+                self.__dict__.clear()
+                self.__dict__.update(before)
+                raise
+            finally:
+                self.__dict__.pop("_replaying", None)
+        self._keep(kept, rows, targets)
+
+    def _keep(self, kept, rows: np.ndarray, targets: list) -> None:
+        """The rows learnt joined to those kept (``kept`` ``None``: past ``replay_rows``)."""
+        if kept is not None:
+            kept[0].append(rows)
+            kept[1].extend(targets)
+        self._kept = kept
 
     @classmethod
     def _unit_test_params(cls):
