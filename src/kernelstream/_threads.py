@@ -58,19 +58,14 @@ def thread_limits(n_jobs: int | None) -> Iterator[int]:
     threads; both are restored afterwards. Yields the thread count."""
     n = resolve_n_jobs(n_jobs)
     previous = torch.get_num_threads()
-    libraries = _blas().lib_controllers
-    user_blas = [lib.get_num_threads() for lib in libraries]
-    limit = min([n, *user_blas])
+    blas = _blas()
+    user_blas = min((lib.get_num_threads() for lib in blas.lib_controllers), default=n)
     if n != previous:
         torch.set_num_threads(n)
-    lowered = [(lib, threads) for lib, threads in zip(libraries, user_blas) if threads > limit]
-    try:  # each library set directly: threadpoolctl's limiter costs more than a small call
-        for lib, _ in lowered:
-            lib.set_num_threads(limit)
-        yield n
+    try:
+        with blas.limit(limits=min(n, user_blas)):
+            yield n
     finally:
-        for lib, threads in lowered:
-            lib.set_num_threads(threads)
         if torch.get_num_threads() != previous:
             torch.set_num_threads(previous)
 
