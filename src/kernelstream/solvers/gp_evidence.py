@@ -64,7 +64,7 @@ def fit_gp_hyperparameters(kernel: KernelOfSigma, X: torch.Tensor, z: torch.Tens
     Starts from ``σ0·sigma_factors`` (bandwidth) and keeps the best optimum; a failed Cholesky
     (too small a noise) scores ``+inf``.
     """
-    X, z = X.double(), z.double()
+    X, z = X.double().contiguous(), z.double().contiguous()  # products of one layout: one rounding
     best = None
     starts = [sigma0 * f for f in sigma_factors] if fit_sigma else [sigma0]
     free = np.array([fit_sigma, fit_noise, fit_noise])
