@@ -17,15 +17,12 @@ model: CPU seconds of the pass, rows a second at the best and the median, the sc
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import time
 from pathlib import Path
 
-for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_name, "1")  # the BLAS pool's threads are fixed at its import
-
-from benchmarks.common.report import markdown_table, report_or_print  # noqa: E402
+from benchmarks.common.report import report_table
+from benchmarks.common.timing import threads
 
 HEADER = ["stream", "model", "score", "rows/s best", "rows/s median", "CPU s min"]
 
@@ -62,9 +59,9 @@ def one_pass(dataset, make_model, make_metric) -> tuple[float, float]:
     return time.process_time() - start, metric.get()
 
 
+@threads(1)
 def table(repeats: int) -> list[list[str]]:
-    import torch
-    torch.set_num_threads(1)
+    """The table's rows: each stream's models, on one thread."""
     rows = []
     for stream, make_data, make_metric, models in cases():
         dataset = make_data()
@@ -85,12 +82,11 @@ def main(argv=None) -> None:
     parser.add_argument("--out", type=Path, help="write DIR/river_adapters.md")
     args = parser.parse_args(argv)
     rows = table(args.repeats)
-    body = [f"One thread (torch and the BLAS pool); `progressive_val_score` with defaults, a "
-            f"warm-up pass and {args.repeats} timed passes, each from a fresh model; rows a "
-            "second of CPU time; score: accuracy (Phishing, ImageSegments) or RMSE (TrumpApproval).", "",
-            *markdown_table(HEADER, rows)]
-    report_or_print(args.out, "river_adapters.md", "The river adapters in progressive "
-                    "validation, against river's models", body)
+    report_table(args.out, "river_adapters.md", "The river adapters in progressive validation, "
+                 "against river's models", "One thread (torch and the BLAS pool); "
+                 f"`progressive_val_score` with defaults, a warm-up pass and {args.repeats} timed "
+                 "passes, each from a fresh model; rows a second of CPU time; score: accuracy "
+                 "(Phishing, ImageSegments) or RMSE (TrumpApproval).", HEADER, rows)
 
 
 if __name__ == "__main__":

@@ -53,6 +53,12 @@ def write_report(path: Path, title: str, body: Sequence[str], *, command: str | 
     return path
 
 
+def report_table(out: Path | None, name: str, title: str, note: str, header: Sequence[str],
+                 rows: Iterable[Sequence[object]]) -> None:
+    """:func:`report_or_print` of ``note`` (what was measured, how) above a table, one thread."""
+    report_or_print(out, name, title, [note, "", *markdown_table(header, rows)])
+
+
 def report_or_print(out: Path | None, name: str, title: str, body: Sequence[str],
                     threads: int | None = 1) -> None:
     """``body`` written to ``out/name`` by :func:`write_report` where ``out`` is given, else

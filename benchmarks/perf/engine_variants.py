@@ -22,7 +22,7 @@ from sklearn.datasets import make_friedman1, make_moons
 from sklearn.model_selection import train_test_split
 
 from benchmarks.common.data import official_split
-from benchmarks.common.report import markdown_table, report_or_print
+from benchmarks.common.report import report_table
 from benchmarks.common.timing import measure, threads
 from kernelstream import DSGClassifier, DSGRegressor
 
@@ -111,12 +111,11 @@ def main(argv=None) -> None:
     sets, repeats = (["moons"], 1) if args.quick else (args.sets, args.repeats)
     with threads(1):
         rows = [row for name in sets for row in run_set(name, repeats)]
-    body = ["One thread; CPU seconds of `fit`, min and median of the repeats after one warm-up "
-            f"({repeats} repeats); error: test error rate (classifiers) or RMSE (regression); "
-            "`time / default`: the variant's min over the default's min, same run.", "",
-            *markdown_table(HEADER, rows)]
-    report_or_print(args.out, "engine_variants.md", "Every parameter on the fit engine against "
-                    "the default fit", body)
+    report_table(args.out, "engine_variants.md", "Every parameter on the fit engine against the "
+                 "default fit", "One thread; CPU seconds of `fit`, min and median of the repeats "
+                 f"after one warm-up ({repeats} repeats); error: test error rate (classifiers) or "
+                 "RMSE (regression); `time / default`: the variant's min over the default's min, "
+                 "same run.", HEADER, rows)
 
 
 if __name__ == "__main__":
