@@ -223,7 +223,7 @@ def newton_loss(cache, y, w, alpha, loss, sketch, start, limits, *, max_steps: i
     weight, solved to ``newton_forcing·min(1, ‖∇F‖/‖∇F₀‖)`` (inexact Newton); the step length
     by an exact line search (:func:`_line_search`). A piecewise-linear loss runs its envelope
     at each ``μ`` of ``limits.smoothing_path`` in turn, warm, each but the last to a step of
-    ``newton_forcing`` (it only starts the next). Stops when a step moves the outputs
+    ``newton_forcing`` in at most ``smoothing_steps`` steps (it only starts the next). Stops when a step moves the outputs
     ``Φ̃θ`` by less than the solve's tolerance (relative: at a small ``α`` ``θ`` keeps moving
     along directions the outputs hardly see; friedman1's absolute loss took 8 steps so, 3 by
     the outputs, at the same held-out loss to 6 digits), after ``max_steps`` steps a width
@@ -251,7 +251,8 @@ def newton_loss(cache, y, w, alpha, loss, sketch, start, limits, *, max_steps: i
         # a wider envelope only starts the next: solved to newton_forcing, the last to tol
         width_tol = tol if k == len(widths) - 1 else max(tol, limits.newton_forcing)
         first_norm = None
-        for _ in range(steps):
+        last = k == len(widths) - 1
+        for _ in range(steps if last else min(steps, limits.smoothing_steps)):
             _, slope, curvature = smooth(outputs, targets)
             gradient = cache.rmatmul(weight * slope) / n + penalty * theta
             norm = float(gradient.norm())
