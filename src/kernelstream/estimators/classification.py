@@ -152,7 +152,10 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
         return out[:, 0] if out.shape[1] == 1 else out
 
     def predict(self, X):
-        scores = self.decision_function(X)
+        return self._labels_of(self.decision_function(X))
+
+    def _labels_of(self, scores: np.ndarray) -> np.ndarray:
+        """:meth:`predict` of the margins ``scores``."""
         index = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
         return self.classes_[index]
 

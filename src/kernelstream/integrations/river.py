@@ -548,8 +548,7 @@ class RiverDSGClassifier(_DSGAdapter, _Classifier):
         margins = self.estimator_._margins(self._outputs(rows))
         if hasattr(self.estimator_, "predict_proba"):
             return self.estimator_._proba_of(margins)
-        index = (margins > 0).astype(int) if margins.ndim == 1 else margins.argmax(axis=1)
-        return self.estimator_.classes_[index]
+        return self.estimator_._labels_of(margins)
 
     def _probabilities(self, rows: np.ndarray) -> np.ndarray:
         return self.estimator_._proba_of(self.estimator_._margins(self._outputs(rows)))

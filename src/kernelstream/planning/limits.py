@@ -238,6 +238,8 @@ class FitLimits:
     #: ... each width but the last at most this many Newton steps: it only starts the next
     #: (docs/decisions/newton-losses.md: the a9a hinge's Newton 2.21 s -> 1.84 s, same error)
     smoothing_steps: int = 1
+    #: halvings of a Newton step's exact line search on ``[0, 1]`` (``t`` to about 1e-6)
+    line_search_bisections: int = 20
     #: ... each step's preconditioner factors the sketch rows of curvature at least this share
     #: of the largest (the others, outside a hinge's zone or far from a logistic boundary,
     #: add little to the Hessian)

@@ -31,7 +31,7 @@ from scipy.optimize import minimize
 from ..features import make_feature_map
 from ..features.shift_invariant import GaussianRFF
 from ..ops.linalg import gaussian_gram
-from .gp_evidence import neg_log_marginal_likelihood
+from .gp_evidence import lengthscale_spread, neg_log_marginal_likelihood, nll_weights
 
 __all__ = ["fit_lengthscales", "initial_lengthscales", "loo_error", "choose_lengthscales",
            "OBJECTIVES", "DEFAULT_ROWS", "SIGNAL_BOUNDS", "DEFAULT_MAX_ITER", "PER_FEATURE_LOO_RATIO",
@@ -104,19 +104,6 @@ def loo_error(K: torch.Tensor, y: torch.Tensor, lam) -> torch.Tensor:
     return residual.square().mean()
 
 
-def _weights_nll(C: torch.Tensor, y: torch.Tensor) -> tuple[float, torch.Tensor]:
-    """``−log p(Y)/(mc)`` for the ``c`` columns of ``Y`` i.i.d. ``N(0, C)`` and its gradient in
-    ``C``, ``W = (cC⁻¹ − AAᵀ)/(2mc)`` with ``A = C⁻¹Y``: ``d(−log p)/(mc) = Σ_ij W_ij dC_ij``.
-    One Cholesky factorisation, O(m³)."""
-    Y = y.reshape(y.shape[0], -1)
-    m, c = Y.shape
-    L = torch.linalg.cholesky(C)
-    alpha = torch.cholesky_solve(Y, L)
-    log_det_half = float(torch.log(torch.diagonal(L)).sum())
-    value = 0.5 * float((Y * alpha).sum()) + c * (log_det_half + 0.5 * m * math.log(2 * math.pi))
-    return value / (m * c), (c * torch.cholesky_inverse(L) - alpha @ alpha.T) / (2 * m * c)
-
-
 def _weights_loo(A: torch.Tensor, y: torch.Tensor) -> tuple[float, torch.Tensor]:
     """Mean ``e_ik²`` of kernel ridge's leave-one-out errors ``e_ik = a_ik/c_i`` (``a = A⁻¹Y``,
     ``c = diag A⁻¹``, ``n = mc`` entries) and its gradient in ``A``:
@@ -134,7 +121,7 @@ def _weights_loo(A: torch.Tensor, y: torch.Tensor) -> tuple[float, torch.Tensor]
 
 def _value_and_gradient(problem: _Problem, theta: np.ndarray) -> tuple[float, np.ndarray]:
     """The objective at ``θ = [log ℓ (d), log s, log s_n²]`` and its gradient: the O(m³) part in
-    closed form (:func:`_weights_nll`, :func:`_weights_loo`), autograd through ``K_ℓ`` only
+    closed form (:func:`~.gp_evidence.nll_weights`, :func:`_weights_loo`), autograd through ``K_ℓ`` only
     (the Gaussian kernel's in closed form: :func:`_gaussian_value_and_gradient`)."""
     if problem.gaussian:
         return _gaussian_value_and_gradient(problem, theta)
@@ -146,7 +133,7 @@ def _value_and_gradient(problem: _Problem, theta: np.ndarray) -> tuple[float, np
     loo = problem.objective == "loo"
     C = K + (noise / signal) * eye if loo else signal * K + noise * eye
     try:
-        value, W = (_weights_loo if loo else _weights_nll)(C.detach(), problem.y)
+        value, W = (_weights_loo if loo else nll_weights)(C.detach(), problem.y)
     except torch.linalg.LinAlgError:  # not positive definite here: the line search backs off
         return math.inf, np.zeros_like(theta)
     (W * C).sum().backward()  # Σ W_ij C_ij(θ): its gradient is the objective's
@@ -167,11 +154,11 @@ def _gaussian_value_and_gradient(problem: _Problem, theta: np.ndarray) -> tuple[
     C = K.clone() if loo else K * signal
     C.diagonal().add_(noise / signal if loo else noise)
     try:
-        value, W = (_weights_loo if loo else _weights_nll)(C, problem.y)
+        value, W = (_weights_loo if loo else nll_weights)(C, problem.y)
     except torch.linalg.LinAlgError:  # not positive definite here: the line search backs off
         return math.inf, np.zeros_like(theta)
     G = W * K
-    grad_lengthscales = 2 * (G.sum(dim=1) @ Z.square()) - 2 * (Z * (G @ Z)).sum(dim=0)
+    grad_lengthscales = lengthscale_spread(Z, G)
     trace = float(torch.diagonal(W).sum())
     if loo:  # C = K + (s_n²/s)·I
         grad_signal, grad_noise = -(noise / signal) * trace, noise_part / signal * trace

@@ -65,6 +65,8 @@ def newton_squared_hinge(cache, y, w, alpha, sketch, start, limits, stop=None,
     steps = limits.newton_max_steps if max_steps is None else max_steps
     targets, weight = y.double(), w.double().reshape(n, 1)
     outputs = None if theta is None else cache.matmul(theta)
+    penalty = torch.full((cache.n_features + 1, 1), float(alpha), dtype=torch.float64, device=y.device)
+    penalty[-1] = 0.0  # the intercept is free
     for step in range(steps):
         if theta is not None:
             now = targets * outputs < 1  # (n, C): inside each column's margin
@@ -83,10 +85,9 @@ def newton_squared_hinge(cache, y, w, alpha, sketch, start, limits, stop=None,
         else:  # the exact line search along the Newton direction (Keerthi & DeCoste's)
             direction = solved - previous
             moved_outputs = cache.matmul(direction)
-            penalty = torch.full((theta.shape[0], 1), float(alpha), dtype=torch.float64, device=y.device)
-            penalty[-1] = 0.0  # the intercept is free
             t, before, after = _line_search(_SQUARED_HINGE, outputs, moved_outputs, targets, weight,
-                                            previous, direction, penalty, n)
+                                            previous, direction, penalty, n,
+                                            limits.line_search_bisections)
             theta, outputs = previous + t * direction, outputs + t * moved_outputs
             if before - after <= tol * abs(before) and not loose:
                 break  # the step lowered F by less than the solve's tolerance (relative)
@@ -268,7 +269,7 @@ def newton_loss(cache, y, w, alpha, loss, sketch, start, limits, *, max_steps: i
             direction = solve.theta
             moved_outputs = cache.matmul(direction)
             t, before, after = _line_search(smooth, outputs, moved_outputs, targets, weight, theta,
-                                            direction, penalty, n)
+                                            direction, penalty, n, limits.line_search_bisections)
             theta, outputs = theta + t * direction, outputs + t * moved_outputs
             if (t * float(moved_outputs.norm()) <= width_tol * max(float(outputs.norm()), 1e-300)
                     or (smooth_loss and before - after <= width_tol * abs(before))):
@@ -347,9 +348,9 @@ class CurvatureSketch:
 
 
 def _line_search(smooth, outputs, moved, targets, weight, theta, direction, penalty, n: int,
-                 bisections: int = 20) -> tuple:
+                 bisections: int) -> tuple:
     """``(t, F(θ), F(θ + td))``: the minimiser ``t ∈ [0, 1]`` of the convex ``F(θ + td)``
-    along ``direction``, by bisection on its derivative ``Σ_i w_i ℓ'(f_i + t(Φ̃d)_i)(Φ̃d)_i/n
+    along ``direction``, by bisection on its derivative (``bisections`` halvings) ``Σ_i w_i ℓ'(f_i + t(Φ̃d)_i)(Φ̃d)_i/n
     + Σ_j α_j(θ_j + td_j)d_j`` (from the outputs ``f + tΦ̃d``, no pass over the rows; the full
     step where the derivative is still negative at 1, 0 where it is not negative at 0):
     an envelope's curvature is a zone's, and Newton's full step overshoots the rows that
