@@ -53,7 +53,8 @@ def make_model(method: str, sigma: float, max_iter: int | None):
                                         optimizer=None)
     from kernelstream import DSGGaussianProcessRegressor
 
-    model = DSGGaussianProcessRegressor(sigma=sigma, noise=NOISE, normalize_y=False, random_state=0)
+    model = DSGGaussianProcessRegressor(sigma=sigma, noise=NOISE, normalize_y=False, solver="dual",
+                                        random_state=0)
     return model if max_iter is None else model.set_params(max_iter=max_iter)
 
 

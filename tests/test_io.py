@@ -214,7 +214,7 @@ def test_gogp_round_trip_predicts_identically_and_resumes_the_stream(tmp_path, v
     assert loaded.n_inducing_ == model.n_inducing_ and loaded.progressive_rmse_ == model.progressive_rmse_
 
 
-@pytest.mark.parametrize("variance_method", ["targets", "operator", "landmarks"])
+@pytest.mark.parametrize("variance_method", ["targets", "operator", "landmarks", "exact"])
 def test_gp_round_trip_predicts_mean_std_and_samples_identically(tmp_path, variance_method):
     from kernelstream import DSGGaussianProcessRegressor
 
@@ -222,9 +222,12 @@ def test_gp_round_trip_predicts_mean_std_and_samples_identically(tmp_path, varia
     X = rng.uniform(-2, 2, size=(300, 2))
     y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=300)
     Xs = X[:20]
-    model = DSGGaussianProcessRegressor(variance_method=variance_method, n_steps=8, block_size=128,
-                                        n_landmarks=64, n_components=256, random_state=0)
+    exact = variance_method == "exact"  # the exact solve: the kernel's columns at the rows
+    model = DSGGaussianProcessRegressor(variance_method="auto" if exact else variance_method,
+                                        n_steps=8, block_size=128, n_landmarks=64,
+                                        n_components=None if exact else 256, random_state=0)
     model.fit(X, y, **({"X_variance": Xs} if variance_method == "targets" else {}))
+    assert model.variance_method_ == variance_method
     model.save(tmp_path / "gp.kst")
     loaded = load(tmp_path / "gp.kst")
     np.testing.assert_array_equal(loaded.predict(X), model.predict(X))

@@ -291,6 +291,14 @@ def test_the_gaussian_processes_plan_their_marginal_likelihood_and_route():
     assert (plan.chosen, plan.evidence_rows, plan.route) == (("sigma", "noise"), 1000, "landmarks")
     assert plan_gaussian_process("DSGGaussianProcessRegressor", shape, gp,
                                  test_points=True).route == "targets"
+    assert plan.solve == "dual" and f"more than exact_gp_rows={L.exact_gp_rows:,}" in str(plan)
+    few = DataShape(n_rows=L.exact_gp_rows, n_features=4)  # the exact posterior up to the limit
+    plan = plan_gaussian_process("DSGGaussianProcessRegressor", few, gp)
+    assert (plan.solve, plan.route) == ("exact", "exact")
+    lower = dataclasses.replace(L, exact_gp_rows=L.exact_gp_rows - 1)  # a plan of other limits
+    assert plan_gaussian_process("DSGGaussianProcessRegressor", few, gp, limits=lower).solve == "dual"
+    for given in ({"n_components": 1024}, {"variance_method": "landmarks"}, {"solver": "dual"}):
+        assert plan_gaussian_process("DSGGaussianProcessRegressor", few, {**gp, **given}).solve == "dual"
     given = plan_gaussian_process("DSGGaussianProcessRegressor", shape, {**gp, "sigma": 1.0,
                                                                          "noise": 0.1})
     assert (given.chosen, given.evidence_rows) == ((), 0)
@@ -307,7 +315,10 @@ def test_fitted_gaussian_processes_keep_their_plan():
     X = rng.normal(size=(300, 2))
     y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=300)
     gp = DSGGaussianProcessRegressor(n_steps=8, random_state=0).fit(X, y)
-    assert gp.fit_plan_.route == gp.variance_method_ == "landmarks"
+    assert gp.fit_plan_.route == gp.variance_method_ == "exact" == gp.solver_
+    dual = DSGGaussianProcessRegressor(n_steps=8, solver="dual", random_state=0).fit(X, y)
+    assert dual.fit_plan_.route == dual.variance_method_ == "landmarks"
+    assert "solve: dual" in str(dual.fit_plan_) and "(solver as given)" in str(dual.fit_plan_)
     assert "marginal likelihood on 300 seeded rows" in str(gp.fit_plan_)
     gogp = GoGPRegressor(random_state=0).fit(X, y)
     assert gogp.fit_plan_.evidence_rows == 300 and "join_threshold sqrt(noise)" in str(gogp.fit_plan_)

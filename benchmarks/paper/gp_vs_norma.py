@@ -111,7 +111,8 @@ def dsg_ladder(args, data: dict, exact) -> list[dict]:
     trace = []
     for steps in args.steps:
         gp = DSGGaussianProcessRegressor(sigma=data["sigma"], noise=data["noise"], n_steps=steps,
-                                         normalize_y=False, random_state=0, device="cpu")
+                                         solver="dual", normalize_y=False, random_state=0,
+                                         device="cpu")
         with Stopwatch() as watch:
             gp.fit(data["X"], data["y"], X_variance=data["X_test"])
         mean, std = gp.predict(data["X_test"], return_std=True, include_noise=False)

@@ -40,12 +40,43 @@ def test_targets_route_matches_the_closed_form(small_problem):
     X, y, Xs, sigma, noise = small_problem
     mean, var = closed_form(X, y, Xs, sigma, noise)
     gp = DSGGaussianProcessRegressor(sigma=sigma, noise=noise, block_size=1024, n_steps=96,
-                                     normalize_y=False, random_state=0).fit(X, y, X_variance=Xs)
+                                     solver="dual", normalize_y=False,
+                                     random_state=0).fit(X, y, X_variance=Xs)
     m_hat, s_hat = gp.predict(Xs, return_std=True, include_noise=False)
     assert rel(m_hat, mean) < 0.05
     assert rel(s_hat**2, var) < 0.10
     assert gp.n_components_ == 96 * 1024
     assert np.allclose(gp.variance_, s_hat**2)
+
+
+@pytest.mark.parametrize("given", [False, True])
+def test_the_exact_solve_is_the_closed_form(small_problem, given):
+    """A few hundred rows: one Cholesky factorisation, the posterior of Rasmussen & Williams
+    2.25-2.26 to float64 round-off, at any point after fit or at the X_variance rows."""
+    X, y, Xs, sigma, noise = small_problem
+    mean, var = closed_form(X, y, Xs, sigma, noise)
+    gp = DSGGaussianProcessRegressor(sigma=sigma, noise=noise, normalize_y=False, random_state=0)
+    gp.fit(X, y, X_variance=Xs if given else None)
+    assert (gp.solver_, gp.variance_method_) == ("exact", "targets" if given else "exact")
+    m_hat, s_hat = gp.predict(Xs, return_std=True, include_noise=False)
+    assert rel(m_hat, mean) < 1e-9 and rel(s_hat**2, var) < 1e-7
+    _, cov = gp.predict(Xs[:7], return_cov=True, include_noise=False)
+    np.testing.assert_allclose(np.diag(cov), var[:7], rtol=1e-7, atol=1e-12)
+    assert gp.n_components_ == len(X) and gp.residual_norms_[0] < 1e-12 and gp.n_iter_ == 1
+    if not given:  # a saved model predicts the same numbers
+        restored = DSGGaussianProcessRegressor().load_state_dict(gp.state_dict())
+        m_r, s_r = restored.predict(Xs, return_std=True)
+        np.testing.assert_array_equal(m_r, gp.predict(Xs))
+        np.testing.assert_allclose(s_r, gp.predict(Xs, return_std=True)[1], rtol=1e-12)
+
+
+def test_the_exact_solve_refuses_an_approximate_setting(small_problem):
+    X, y, *_ = small_problem
+    for kw in (dict(n_components=512), dict(variance_method="landmarks")):
+        gp = DSGGaussianProcessRegressor(solver="exact", **kw)
+        with pytest.raises(ValueError, match="solver='exact'"):
+            gp.fit(X, y)
+        assert not hasattr(gp, "expansion_")  # the failed call left it unfitted
 
 
 def test_errors_fall_as_training_proceeds(small_problem):
@@ -54,7 +85,8 @@ def test_errors_fall_as_training_proceeds(small_problem):
     errors = []
     for steps in (8, 32, 128):
         gp = DSGGaussianProcessRegressor(sigma=sigma, noise=noise, block_size=512, n_steps=steps,
-                                         normalize_y=False, random_state=0).fit(X, y, X_variance=Xs)
+                                         solver="dual", normalize_y=False,
+                                         random_state=0).fit(X, y, X_variance=Xs)
         m_hat, s_hat = gp.predict(Xs, return_std=True, include_noise=False)
         errors.append((rel(m_hat, mean), rel(s_hat**2, var)))
     assert errors[0][0] > errors[1][0] > errors[2][0]
@@ -116,7 +148,7 @@ def test_n_components_is_the_number_of_features_of_the_model(small_problem, n_co
     assert gp.n_components_ == n_components  # 2 × 512, 2 × 500, 1 × 300
     assert gp.expansion_.coef.numel() == n_components
     default = DSGGaussianProcessRegressor(sigma=sigma, noise=noise, block_size=block_size,
-                                          n_steps=16, random_state=0).fit(X, y)
+                                          n_steps=16, solver="dual", random_state=0).fit(X, y)
     assert default.n_components_ == 16 * block_size  # no budget: a fresh block per step
 
 

@@ -73,7 +73,7 @@ def test_friedman1_coverage_with_defaults():
 
 
 def test_variance_anywhere_after_fit_without_x_variance(fitted_default):
-    assert fitted_default.variance_method_ == "landmarks"
+    assert fitted_default.variance_method_ == "exact"  # a few hundred rows: the exact posterior
     X_new = np.array([[-2.0], [0.5], [10.0]])
     mean, std = fitted_default.predict(X_new, return_std=True, include_noise=False)
     assert std[2] > 5 * std[0]  # far from the data the posterior returns to the prior
@@ -82,22 +82,28 @@ def test_variance_anywhere_after_fit_without_x_variance(fitted_default):
 
 def test_landmark_variance_matches_the_exact_posterior(sine):
     X, y, Xs, _ = sine
-    gp = DSGGaussianProcessRegressor(sigma=0.5, noise=0.09, normalize_y=False, **SMALL).fit(X, y)
+    gp = DSGGaussianProcessRegressor(sigma=0.5, noise=0.09, normalize_y=False,
+                                     variance_method="landmarks", **SMALL).fit(X, y)
+    assert gp.solver_ == "dual"
     exact = GaussianProcessRegressor(RBF(0.5), alpha=0.09, optimizer=None).fit(X, y)
     _, std = gp.predict(Xs, return_std=True, include_noise=False)
     _, std_exact = exact.predict(Xs, return_std=True)
     np.testing.assert_allclose(std, std_exact, rtol=0.05, atol=1e-3)
 
 
-@pytest.mark.parametrize("method, advice", [("operator", "n_components"),
-                                            ("landmarks", "n_landmarks"),
-                                            ("targets", "X_variance")])
-def test_fits_that_cannot_fit_in_memory_are_refused(sine, monkeypatch, method, advice):
+@pytest.mark.parametrize("method, solver, advice", [("operator", "auto", "n_components"),
+                                                    ("landmarks", "auto", "n_landmarks"),
+                                                    ("targets", "dual", "X_variance"),
+                                                    ("auto", "auto", "solver='dual'"),
+                                                    ("targets", "exact", "solver='dual'")])
+def test_fits_that_cannot_fit_in_memory_are_refused(sine, monkeypatch, method, solver, advice):
     X, y, Xs, _ = sine
     monkeypatch.setattr(gp_module, "_available_memory", lambda device: 2**20)
     extra = {"X_variance": Xs} if method == "targets" else {}
+    gp = DSGGaussianProcessRegressor(variance_method=method, solver=solver, **SMALL)
     with pytest.raises(MemoryError, match=advice):
-        DSGGaussianProcessRegressor(variance_method=method, **SMALL).fit(X, y, **extra)
+        gp.fit(X, y, **extra)
+    assert not hasattr(gp, "fit_plan_")  # refused before anything is kept
 
 
 def test_operator_memory_estimate_bounds_the_2_1_gb_report():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import psutil
@@ -18,11 +19,13 @@ from ..expansion import Expansion
 from ..glossary import constraints, sigma_constraint
 from ..planning import DataShape, plan_gaussian_process
 from ..features import build_feature_map, kernel_class, make_feature_map, resolve_bandwidth
+from ..features.kernel_columns import KernelColumns
 from ._sources import arrays_of
 from ..solvers.gp_dual import (features_kernel, kernel_in_chunks, nystrom_factors,
                                nystrom_preconditioner, posterior_from_duals, safe_step_size,
                                solve_dual, solve_dual_fixed, NystromPreconditioner)
 from ..solvers.gp_evidence import fit_gp_hyperparameters_coarse_to_fine
+from ..solvers.gp_exact import ExactVariance, exact_bytes, exact_posterior
 from ..solvers.lengthscales import SIGNAL_BOUNDS, choose_lengthscales, fit_lengthscales
 from ..solvers.gp_variance import (LandmarkVariance, OperatorVariance, dual_fit_bytes,
                                    landmark_bytes, operator_bytes, targets_bytes,
@@ -38,7 +41,7 @@ __all__ = ["DSGGaussianProcessRegressor"]
 MAX_COVARIANCE_POINTS = 4096
 #: fitted state without a trailing underscore, cleared by a refit
 _PRIVATE_STATE = ("_y_1d", "_row_index", "_cov", "_operator_variance",
-                  "_landmark_variance")
+                  "_landmark_variance", "_exact_variance")
 #: fraction of the available memory a fit or a covariance may plan to use
 MEMORY_FRACTION = 0.8
 #: lower bound of a fitted noise variance, relative to the fitted signal variance
@@ -67,7 +70,12 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
     :func:`kernelstream.solvers.lengthscales.fit_lengthscales`) and kept only when the exact
     GP's leave-one-out error on those rows is at most 0.8 × the isotropic one's and there are
     at least 20 rows per feature (:func:`kernelstream.solvers.lengthscales.choose_lengthscales`);
-    ``y`` is standardised first. The solves run as a preconditioned stochastic iteration in dual
+    ``y`` is standardised first. Up to ``exact_gp_rows`` (4,096) rows the posterior is exact
+    (``solver="exact"``: one Cholesky factorisation of ``K + s²I``, ``n³/3`` multiply-adds,
+    :mod:`kernelstream.solvers.gp_exact`): the mean is the kernel's columns at the training rows
+    times their duals, the variance ``k(x, x) − ‖L⁻¹k(X, x)‖²`` (route ``"exact"``, ``8n²``
+    bytes kept: 128 MiB at 4,096 rows). Beyond, or with a feature budget
+    (``solver="dual"``), the solves run as a preconditioned stochastic iteration in dual
     coordinates with a fresh feature block per step (:mod:`kernelstream.solvers.gp_dual`); the
     mean is returned as a random-feature expansion over the run's blocks. With a feature
     budget (``n_components``) the blocks are fixed and the duals are solved by conjugate
@@ -100,7 +108,8 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
       Its error is that of a ``D``-feature kernel and does not fall with more steps
       (measured: docs/decisions/gp-accuracy.md).
     - ``variance_method="auto"`` (default): ``"targets"`` when ``X_variance`` is given to
-      ``fit``, else ``"landmarks"``.
+      ``fit`` (exact at those points with the exact solve), else ``"exact"`` with the exact
+      solve and ``"landmarks"`` with the dual one.
 
     A fit whose estimated memory exceeds ``MEMORY_FRACTION`` (0.8) of the available memory
     (``psutil.virtual_memory().available``, or the free CUDA memory) is refused up front with a
@@ -129,6 +138,13 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
         ``s²``, and the prior amplitude is the variance of the (normalised) targets, ``a = 1``
         in their units (as ``GoGPRegressor``).
     variance_method : {"auto", "targets", "landmarks", "operator"}, default="auto"
+    solver : {"auto", "exact", "dual"}, default="auto"
+        The posterior's solve. "exact": one Cholesky factorisation of the ``n × n`` kernel
+        matrix plus noise (``n³/3`` time, ``16n²`` bytes while fitting, ``8n²`` kept for the
+        variance), with ``variance_method`` "auto" or "targets" and no ``n_components``.
+        "dual": the stochastic dual iteration (its parameters below). "auto": "exact" up to
+        ``exact_gp_rows`` (4,096) rows when those allow it, else "dual" (``fit_plan_`` says
+        which and why).
     evidence_size : int, default=1000
         Rows (a seeded subsample) on which "auto" hyper-parameters are fitted: ``O(size³)``
         time per likelihood evaluation, ``48·size²`` bytes (about 5 s at 1000 on one core).
@@ -205,26 +221,28 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
     noise_ : float
         Noise variance ``s²`` in units of ``y²``.
     variance_method_ : str
-        The variance route used ("targets", "landmarks" or "operator").
+        The variance route used ("exact", "targets", "landmarks" or "operator").
+    solver_ : str
+        The solve used ("exact" or "dual").
     n_components_ : int
         Random features in the mean expansion: ``n_steps·block_size`` without a budget, at most
-        ``n_components`` with one.
+        ``n_components`` with one; the exact solve's kernel columns, one a training row.
     X_variance_ : ndarray of shape (m, d)
         Route (a): the test points given to ``fit``.
     variance_ : ndarray of shape (m,)
         Route (a): the posterior variance of ``f`` at ``X_variance_`` (noise excluded).
     eta0_ : float
-        ``γ`` after any automatic halving (``nan`` with a budget: conjugate gradients take no
-        step size).
+        ``γ`` after any automatic halving (``nan`` with a budget or the exact solve: neither
+        takes a step size).
     n_step_halvings_ : int
         How often instability halved ``γ``. A step's residual is one block's estimate and
         swings: a halving or two also happens in fits that converge (an H100 halved twice
         where the CPU did not); many mean ``step_size`` is too large.
     residual_norms_ : list of float
         ``‖Y − Ψ_tΨ_tᵀA − s²A‖`` per step (with a budget ``‖Y − (K̂ + s²I)A‖`` per
-        conjugate-gradient iteration).
+        conjugate-gradient iteration; the exact solve's ``‖Y − (K + s²I)A‖/‖Y‖``, once).
     n_iter_ : int
-        Steps (conjugate-gradient iterations with a budget).
+        Steps (conjugate-gradient iterations with a budget; 1, the factorisation, exact).
 
     Notes
     -----
@@ -266,10 +284,10 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
     _state_attributes = ("n_features_in_", "feature_names_in_", "seed_", "sigma_", "lengthscales_",
                          "kernel_choice_", "kernel_choice_loo_", "noise_",
                          "amplitude_", "_noise_z", "n_outputs_", "_y_1d", "y_offset_", "y_scale_",
-                         "variance_method_", "expansion_", "n_components_", "n_iter_", "eta0_",
+                         "variance_method_", "solver_", "expansion_", "n_components_", "n_iter_", "eta0_",
                          "n_step_halvings_", "residual_norms_", "X_variance_", "variance_", "_cov",
                          "operator_blocks_", "_operator_variance",
-                         "_landmark_variance")
+                         "_landmark_variance", "_exact_variance")
 
     _parameter_constraints = {
         **constraints("kernel", "sigma_scale", "kernel_params", "average_fraction",
@@ -277,6 +295,7 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
         "sigma": sigma_constraint("auto", "median"),
         "noise": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "variance_method": [StrOptions({"auto", "targets", "landmarks", "operator"})],
+        "solver": [StrOptions({"auto", "exact", "dual"})],
         "evidence_size": [Interval(Integral, 3, None, closed="left")],
         "block_size": [Interval(Integral, 2, None, closed="left")],
         "n_steps": [Interval(Integral, 1, None, closed="left")],
@@ -287,7 +306,8 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
     }
 
     def __init__(self, *, kernel="rbf", sigma="auto", sigma_scale=1.0, kernel_params=None,
-                 noise="auto", variance_method="auto", evidence_size=1000, block_size=2048,
+                 noise="auto", variance_method="auto", solver="auto", evidence_size=1000,
+                 block_size=2048,
                  n_steps=256, eta0="auto", average_fraction=0.2, n_landmarks=1024,
                  n_components=None, normalize_y=True, random_state=None, verbose="auto",
                  device="auto", dtype="float32", n_jobs=None):
@@ -381,9 +401,10 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
         params = self.get_params()
         if not isinstance(params["sigma"], str) and np.ndim(params["sigma"]) > 0:  # "as given"
             params["sigma"] = "lengthscales"
+        self._check_solver()
         self.fit_plan_ = plan_gaussian_process(type(self).__name__, shape, params,
                                                test_points=X_variance is not None)
-        route = self.variance_method_ = self.fit_plan_.route
+        self.variance_method_, self.solver_ = self.fit_plan_.route, self.fit_plan_.solve
         self._check_fit_memory(X.shape[0], 0 if X_variance is None else X_variance.shape[0])
         self._set_hyperparameters(X, Y)
         try:
@@ -402,6 +423,11 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
         feature map, built once at ``sigma_``."""
         offset = Y.mean(axis=0) if self.normalize_y else np.zeros(Y.shape[1])
         std = Y.std(axis=0)
+        if not std.any():
+            warnings.warn("y is constant: the GP's mean is that constant, and its amplitude, "
+                          "noise and standard deviation are fitted to no variation at all (they "
+                          "come out near zero and mean nothing). Check the targets, or pass "
+                          "noise= with the noise variance you expect.", UserWarning, stacklevel=5)
         spread = float(np.mean(np.where(std > 0, std, 1.0))) if self.normalize_y else 1.0
         _check_finite(np.r_[offset, spread], "mean or scale of y",
                       "y is too large to standardise; divide y by a constant")
@@ -490,9 +516,26 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
         rng = np.random.default_rng(self.seed_ % 2**32)
         return rng.permutation(n)[:self.evidence_size]
 
+    def _check_solver(self) -> None:
+        """``solver="exact"`` is the posterior of the exact kernel: ``ValueError`` with a
+        feature budget or an approximate variance route."""
+        if self.solver != "exact":
+            return
+        if self.n_components is not None:
+            raise ValueError("solver='exact' uses the exact kernel, not n_components random "
+                             "features; drop n_components or use solver='dual'.")
+        if self.variance_method not in ("auto", "targets"):
+            raise ValueError(f"solver='exact' computes the exact variance; variance_method="
+                             f"{self.variance_method!r} is an approximation of the dual solve. "
+                             "Use variance_method='auto' (or 'targets'), or solver='dual'.")
+
     def _solve(self, X, Y, X_variance) -> None:
-        """The duals of the mean (and of route (a)'s targets), then the mean's expansion over
-        the blocks the solve used and the variance state."""
+        """The posterior: :meth:`_solve_exact`, or the duals of the mean (and of route (a)'s
+        targets) by the dual iteration, then the mean's expansion over the blocks the solve
+        used and the variance state."""
+        if self.solver_ == "exact":
+            self._solve_exact(X, Y, X_variance)
+            return
         fm, s2, C = self.feature_map_, self._noise_z, self.n_outputs_
         generator = torch.Generator().manual_seed(self.seed_ % 2**63)
         Xt = to_tensor(X, self._dtype, self.device_)
@@ -523,6 +566,34 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
             self._landmark_variance = LandmarkVariance.from_factors(X64, factors)
         elif self.variance_method_ == "operator":
             self._set_operator(Xt, s2)
+
+    def _solve_exact(self, X, Y, X_variance) -> None:
+        """The exact posterior (:func:`~kernelstream.solvers.gp_exact.exact_posterior`): the mean
+        as the kernel's columns at the training rows (one block of ``n``) times the duals, the
+        variance kept (route "exact") or evaluated at ``X_variance`` (route "targets")."""
+        X64 = to_tensor(X, torch.float64, self.device_)
+        Z = torch.as_tensor((Y - self.y_offset_) / self.y_scale_, dtype=torch.float64,
+                            device=self.device_)
+        duals, exact, residual = exact_posterior(self.feature_map_, X64, Z, self._noise_z)
+        _check_finite(duals, "exact solve")
+        columns = KernelColumns(self.feature_map_, X64, block_size=X.shape[0])
+        self.expansion_ = Expansion(columns, self.n_outputs_, dtype=torch.float64,
+                                    device=self.device_)
+        self.expansion_.load_prediction_state(duals[None], torch.zeros(self.n_outputs_), 1)
+        self.feature_map_ = columns  # as a loaded model has it: the kernel at σ, and the rows
+        self.n_components_ = X.shape[0]
+        self.n_iter_, self.eta0_, self.n_step_halvings_ = 1, math.nan, 0
+        self.residual_norms_ = [residual]
+        if X_variance is None:
+            self._exact_variance = exact
+            return
+        Xv = to_tensor(X_variance, torch.float64, self.device_)
+        self.X_variance_ = X_variance
+        self.variance_ = exact.variance(columns, Xv).cpu().numpy()
+        _check_finite(self.variance_, "variance")
+        self._row_index = {row.tobytes(): i for i, row in enumerate(X_variance)}
+        self._cov = (exact.covariance(columns, Xv).cpu().numpy()
+                     if X_variance.shape[0] <= MAX_COVARIANCE_POINTS else None)
 
     def _run_solver(self, Xt, targets, factors, generator):
         """``(result, n_blocks)``: without a budget, ``n_steps`` stochastic steps of a fresh
@@ -556,6 +627,13 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
         available, naming the parameter to lower."""
         w = torch.finfo(self._dtype).bits // 8
         route = self.variance_method_
+        if self.solver_ == "exact":
+            need = exact_bytes(n, self.n_outputs_ + n_test) + 48 * min(n, self.evidence_size) ** 2
+            if route == "targets":
+                need += 8 * n * n_test + (32 * n_test**2 if n_test <= MAX_COVARIANCE_POINTS else 0)
+            _require_memory(need, self.device_, f"Fitting {n} rows exactly (solver='exact')",
+                            "use solver='dual' (24·n·M bytes for M = n_landmarks)")
+            return
         block_size, n_blocks = self._feature_layout()
         need = dual_fit_bytes(n, self.n_outputs_ + n_test, self.n_landmarks, block_size,
                               min(self.n_steps, n_blocks or self.n_steps), w) \
@@ -605,9 +683,10 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
                             f"return_cov on {X.shape[0]} points", "ask for return_std, or "
                             "predict the covariance on fewer points per call")
         route = self.variance_method_
-        if route in ("operator", "landmarks"):
+        if route in ("operator", "landmarks", "exact"):
             fm = self.feature_map_
-            solver = self._operator_variance if route == "operator" else self._landmark_variance
+            solver = getattr(self, {"operator": "_operator_variance", "exact": "_exact_variance",
+                                    "landmarks": "_landmark_variance"}[route])
             cov = (solver.variance(fm, Xt) if diagonal else solver.covariance(fm, Xt)).cpu().numpy()
         else:
             cov = self._targets_covariance(X, diagonal)
@@ -638,7 +717,8 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
                 "_operator_variance": lambda state: OperatorVariance.from_state_dict(
                     state, device),
                 "_landmark_variance": lambda state: LandmarkVariance.from_state_dict(
-                    state, device)}
+                    state, device),
+                "_exact_variance": lambda state: ExactVariance.from_state_dict(state, device)}
 
     def _after_load_state(self) -> None:
         self.feature_map_ = self.expansion_.feature_map

@@ -1,5 +1,6 @@
 """The plan of :class:`DSGGaussianProcessRegressor` and :class:`GoGPRegressor`: which
-hyper-parameters the marginal likelihood fits, on how many rows, and the variance route."""
+hyper-parameters the marginal likelihood fits, on how many rows, the GP's solve and its
+variance route."""
 
 from __future__ import annotations
 
@@ -24,14 +25,17 @@ class GaussianProcessPlan:
     chosen: tuple[str, ...]
     #: rows of that fit (0: nothing is fitted)
     evidence_rows: int
-    #: the GP's variance route ("targets", "landmarks", "operator"); GoGP's variant
+    #: the GP's variance route ("exact", "targets", "landmarks", "operator"); GoGP's variant
     route: str
     reasons: tuple[str, ...] = ()
+    #: the GP's solve: "exact" (one Cholesky factorisation of ``K + s²I``) or "dual" (the
+    #: preconditioned dual iteration over random-feature blocks); "" for GoGP
+    solve: str = ""
 
     def __str__(self) -> str:
         s = self.shape
         lines = [f"{self.estimator}.fit on {s.n_rows:,} rows x {s.n_features:,} features:",
-                 f"  route: {self.route}"]
+                 f"  route: {self.route}"] + ([f"  solve: {self.solve}"] if self.solve else [])
         return "\n".join(lines + [f"  - {reason}" for reason in self.reasons])
 
 
@@ -39,16 +43,22 @@ def plan_gaussian_process(estimator: str, shape: DataShape, params: dict, *,
                           test_points: bool = False, limits: FitLimits = LIMITS) -> GaussianProcessPlan:
     """The plan of a GP (``estimator="DSGGaussianProcessRegressor"``) or GoGP fit: which
     hyper-parameters the marginal likelihood fits and on how many rows, and the route;
-    ``test_points``: the GP was given ``X_variance``. Pure, as :func:`plan_fit`."""
+    ``test_points``: the GP was given ``X_variance``. Pure, as :func:`plan_fit`.
+
+    The GP's ``solver="auto"`` is ``"exact"`` up to ``limits.exact_gp_rows`` rows without a
+    feature budget (``n_components``) and with the variance of ``"auto"`` or ``"targets"``,
+    else ``"dual"``; the exact solve's variance route without ``X_variance`` is ``"exact"``."""
     chosen = tuple(name for name in ("sigma", "noise") if is_auto(params[name]))
     gogp = estimator == "GoGPRegressor"
     most = limits.gogp_evidence_rows if gogp else params["evidence_size"]
     rows = min(shape.n_rows, most) if chosen and (gogp or shape.n_rows >= 3) else 0
+    solve = "" if gogp else _gp_solve(shape, params, limits)
     if gogp:
         route = params["variant"]
     else:
         route = params["variance_method"]
-        route = ("targets" if test_points else "landmarks") if route == "auto" else route
+        if route == "auto":
+            route = "targets" if test_points else "exact" if solve == "exact" else "landmarks"
     per_feature = ("sigma" in chosen and shape.n_features >= 2
                    and params.get("kernel", "rbf") in ("rbf", "laplace", "matern"))
     where = (f"{rows:,} {'first' if gogp else 'seeded'} rows (at most "
@@ -70,8 +80,32 @@ def plan_gaussian_process(estimator: str, shape: DataShape, params: dict, *,
                                             "the inducing set's span exceeds the noise's"
                                             if params["join_threshold"] == "auto" else "as given"))
     else:
+        reasons.append(_solve_reason(solve, shape, params, limits))
         reasons.append(f"variance by the {route!r} route" + (
             " (variance_method='auto': X_variance was given)" if params["variance_method"] == "auto"
             and test_points else " (variance_method='auto': no X_variance)"
             if params["variance_method"] == "auto" else ""))
-    return GaussianProcessPlan(estimator, shape, chosen, rows, route, tuple(reasons))
+    return GaussianProcessPlan(estimator, shape, chosen, rows, route, tuple(reasons), solve)
+
+
+def _gp_solve(shape: DataShape, params: dict, limits: FitLimits) -> str:
+    """The GP's solve: ``solver`` as given, or by :func:`plan_gaussian_process`'s rule."""
+    solver = params.get("solver", "auto")
+    if solver != "auto":
+        return solver
+    exact = (shape.n_rows <= limits.exact_gp_rows and params.get("n_components") is None
+             and params["variance_method"] in ("auto", "targets"))
+    return "exact" if exact else "dual"
+
+
+def _solve_reason(solve: str, shape: DataShape, params: dict, limits: FitLimits) -> str:
+    """The plan's sentence on the GP's solve."""
+    given = " (solver as given)" if params.get("solver", "auto") != "auto" else ""
+    if solve == "exact":
+        return (f"the exact posterior by one Cholesky factorisation of the {shape.n_rows:,} x "
+                f"{shape.n_rows:,} kernel matrix{given or f' (at most exact_gp_rows={limits.exact_gp_rows:,} rows)'}")
+    why = given or (f": more than exact_gp_rows={limits.exact_gp_rows:,} rows"
+                    if shape.n_rows > limits.exact_gp_rows else ": a feature budget (n_components)"
+                    if params.get("n_components") is not None
+                    else f": variance_method={params['variance_method']!r}")
+    return f"the dual iteration over random-feature blocks{why}"

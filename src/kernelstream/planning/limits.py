@@ -117,6 +117,10 @@ class FitLimits:
     #: GoGP fits its bandwidth and noise by the exact marginal likelihood (``O(m³)``) on at
     #: most this many first rows
     gogp_evidence_rows: int = 500
+    #: ``DSGGaussianProcessRegressor``'s exact posterior (one Cholesky factorisation, ``n³/3``,
+    #: ``8n²`` bytes kept) up to this many rows, the dual iteration above (4,096 friedman1 rows:
+    #: 1.2 s against 14 s, at a lower RMSE; docs/decisions/gp-exact-route.md)
+    exact_gp_rows: int = 4096
     #: above the dual route, in memory: ``σ``, ``α`` (and the binary loss) by the exact
     #: leave-one-out on a seeded subsample of this many training rows ...
     subsample_rows: int = 1024

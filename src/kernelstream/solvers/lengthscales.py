@@ -31,7 +31,7 @@ from scipy.optimize import minimize
 from ..features import make_feature_map
 from ..features.shift_invariant import GaussianRFF
 from ..ops.linalg import gaussian_gram
-from .gp_evidence import lengthscale_spread, neg_log_marginal_likelihood, nll_weights
+from .gp_evidence import evidence_ftol, lengthscale_spread, nll_weights
 
 __all__ = ["fit_lengthscales", "initial_lengthscales", "loo_error", "choose_lengthscales",
            "OBJECTIVES", "DEFAULT_ROWS", "SIGNAL_BOUNDS", "DEFAULT_MAX_ITER", "PER_FEATURE_LOO_RATIO",
@@ -157,9 +157,9 @@ def _gaussian_value_and_gradient(problem: _Problem, theta: np.ndarray) -> tuple[
         value, W = (_weights_loo if loo else nll_weights)(C, problem.y)
     except torch.linalg.LinAlgError:  # not positive definite here: the line search backs off
         return math.inf, np.zeros_like(theta)
-    G = W * K
-    grad_lengthscales = lengthscale_spread(Z, G)
     trace = float(torch.diagonal(W).sum())
+    G = W.mul_(K)  # W ⊙ K, in place
+    grad_lengthscales = lengthscale_spread(Z, G)
     if loo:  # C = K + (s_n²/s)·I
         grad_signal, grad_noise = -(noise / signal) * trace, noise_part / signal * trace
     else:  # C = s·K + s_n²·I
@@ -171,8 +171,9 @@ def _gaussian_value_and_gradient(problem: _Problem, theta: np.ndarray) -> tuple[
 
 def _minimise(problem: _Problem, theta0: np.ndarray, bounds: list, max_iter: int,
               max_seconds: float) -> tuple[np.ndarray, dict]:
-    """L-BFGS-B from ``theta0`` within ``bounds``, stopped after ``max_iter`` iterations or
-    ``max_seconds`` of CPU; returns ``θ`` and ``n_iter``, ``n_eval``, ``value``, ``converged``."""
+    """L-BFGS-B from ``theta0`` within ``bounds``, stopped after ``max_iter`` iterations,
+    ``max_seconds`` of CPU or an iteration's gain below
+    :data:`~kernelstream.solvers.gp_evidence.EVIDENCE_NATS` in total; returns ``θ`` and ``n_iter``, ``n_eval``, ``value``, ``converged``."""
     start = time.process_time()
 
     def stop_when_late(intermediate_result):
@@ -181,7 +182,7 @@ def _minimise(problem: _Problem, theta0: np.ndarray, bounds: list, max_iter: int
 
     result = minimize(lambda theta: _value_and_gradient(problem, theta), theta0, jac=True,
                       method="L-BFGS-B", bounds=bounds, callback=stop_when_late,
-                      options=dict(maxiter=max_iter))
+                      options=dict(maxiter=max_iter, ftol=evidence_ftol(problem.X.shape[0])))
     return result.x, dict(n_iter=int(result.nit), n_eval=int(result.nfev), value=float(result.fun),
                           converged=bool(result.success))
 
