@@ -98,9 +98,14 @@ BENCHMARKS: tuple[Benchmark, ...] = (
               "regression set) against Nystroem(1024) + ridge: error, CPU s, features, peak RSS",
               ("scaling.md",), quick=("--sizes", "10000", "--repeats", "1", "--sets",
                                       "classification")),
+    Benchmark("small_end", "issue 51's small sets: the defaults against SVC(), a grid-searched SVC, "
+              "Nystroem(1024)+Ridge, a KernelRidge grid and scikit-learn's GP, one thread",
+              ("small_end.md",)),
     Benchmark("river_adapters", "the river adapters' rows a second in progressive_val_score "
               "(Phishing, ImageSegments, TrumpApproval) against river's own models, one thread",
               ("river_adapters.md",), quick=("--repeats", "1")),
+    Benchmark("perf.gp_exact_route", "the GP's exact solve against its dual iteration by rows "
+              "(friedman1, hyper-parameters given): fit CPU s and RMSE", ("gp_exact_route.md",)),
     Benchmark("perf.engine_variants", "every loss, max_iter and solver='cg' on the fit engine "
               "against the default fit on moons, a9a and friedman1: route, error, CPU s",
               ("engine_variants.md",)),

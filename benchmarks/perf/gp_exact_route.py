@@ -1,0 +1,69 @@
+"""Where the GP's exact solve stops paying: fit time and test RMSE of ``solver="exact"`` against
+``solver="dual"`` by rows, at the same hyper-parameters.
+
+``make_friedman1(n + 1000, noise=0.5, random_state=1)``, standardised (X and y), the first ``n``
+rows to fit and 1,000 to test; ``DSGGaussianProcessRegressor(sigma=3.0, noise=0.02)`` (the
+hyper-parameters given, so that only the solve is timed), one thread, CPU seconds of ``fit``
+(min over ``--repeats`` after a warm-up on the smallest size). The dual route's defaults: 256
+steps of 2,048 features; the exact route's memory while fitting: ``16n²`` bytes
+(:func:`kernelstream.solvers.gp_exact.exact_bytes`).
+
+    python -m benchmarks.perf.gp_exact_route --out benchmarks/results
+    python -m benchmarks.perf.gp_exact_route --quick             # 1,000 rows: seconds
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from benchmarks.common.report import report_table
+from benchmarks.common.timing import measure, shape_arguments, threads
+
+HEADER = ["rows", "exact: fit CPU s", "exact: RMSE", "dual: fit CPU s", "dual: RMSE",
+          "dual / exact time", "exact: memory while fitting"]
+
+
+def problem(n: int):
+    from sklearn.datasets import make_friedman1
+    X, y = make_friedman1(n + 1000, noise=0.5, random_state=1)
+    X, y = (X - X.mean(0)) / X.std(0), (y - y.mean()) / y.std()
+    return X[:n], y[:n], X[n:], y[n:]
+
+
+def fit(solver: str, X, y):
+    from kernelstream import DSGGaussianProcessRegressor
+    return DSGGaussianProcessRegressor(sigma=3.0, noise=0.02, solver=solver, random_state=0,
+                                       verbose=0).fit(X, y)
+
+
+@threads(1)
+def table(sizes, repeats: int) -> list[list[str]]:
+    from kernelstream.solvers.gp_exact import exact_bytes
+    fit("exact", *problem(200)[:2]), fit("dual", *problem(200)[:2])  # warm-up
+    rows = []
+    for n in sizes:
+        X, y, Xte, yte = problem(n)
+        cells = []
+        for solver in ("exact", "dual"):
+            timing = measure(lambda: fit(solver, X, y), repeats=repeats, warmup=0)
+            rmse = float(np.sqrt(np.mean((timing.result.predict(Xte) - yte) ** 2)))
+            cells.append((timing.min("cpu"), rmse))
+        (te, re), (td, rd) = cells
+        rows.append([f"{n:,}", f"{te:.3f}", f"{re:.4f}", f"{td:.2f}", f"{rd:.4f}",
+                     f"{td / te:.1f}", f"{exact_bytes(n, 1) / 2**20:.0f} MiB"])
+        print(" | ".join(rows[-1]), flush=True)
+    return rows
+
+
+def main(argv=None) -> None:
+    args = shape_arguments(__doc__, "gp_exact_route.md", argv)
+    sizes = (1000,) if args.quick else (1000, 2000, 4000, 8000)
+    repeats = 1 if args.quick else min(args.repeats, 2)
+    report_table(args.out, "gp_exact_route.md", "The GP's exact solve against its dual iteration",
+                 f"One thread; friedman1 (d = 10), sigma=3.0 and noise=0.02 given; CPU seconds of "
+                 f"`fit`, min of {repeats}; RMSE on 1,000 test rows (standardised y).", HEADER,
+                 table(sizes, repeats))
+
+
+if __name__ == "__main__":
+    main()
