@@ -69,6 +69,18 @@ def timed_fit(make, Xtr, ytr, repeats: int):
     return timing.result, timing.min("cpu"), timing.median("cpu")
 
 
+def scored_rows(name: str, n_train: int, results: list, peer: int, scores) -> list[list[str]]:
+    """A table row per fitted model ``(label, model, min s, median s)`` of ``results``: the set,
+    its training rows, the label, ``scores(model)``, the times and the median over
+    ``results[peer]``'s; each printed as it comes."""
+    rows = []
+    for label, model, low, mid in results:
+        rows.append([name, n_train, label, *scores(model), f"{low:.3f}", f"{mid:.3f}",
+                     f"{mid / results[peer][3]:.2f}"])
+        print(" | ".join(map(str, rows[-1])), flush=True)
+    return rows
+
+
 def classification_rows(quick: bool, repeats: int) -> list[list[str]]:
     from sklearn.model_selection import GridSearchCV
     from sklearn.svm import SVC
@@ -82,12 +94,8 @@ def classification_rows(quick: bool, repeats: int) -> list[list[str]]:
                   ("GridSearchCV(SVC) 4x4", lambda: GridSearchCV(
                       SVC(), {"C": C_GRID, "gamma": GAMMA_GRID}, cv=3), None)]
         results = [(label, *timed_fit(make, Xtr, ytr, r)) for label, make, r in models]
-        svc_time = results[1][3]
-        for label, model, low, mid in results:
-            error = 100 * float(np.mean(model.predict(Xte) != yte))
-            rows.append([name, len(ytr), label, f"{error:.2f}%", f"{low:.3f}", f"{mid:.3f}",
-                         f"{mid / svc_time:.2f}"])
-            print(" | ".join(map(str, rows[-1])), flush=True)
+        rows += scored_rows(name, len(ytr), results, 1, lambda model: [
+            f"{100 * float(np.mean(model.predict(Xte) != yte)):.2f}%"])
     return rows
 
 
@@ -110,12 +118,8 @@ def regression_rows(quick: bool, repeats: int) -> list[list[str]]:
             models.append(("GridSearchCV(KernelRidge) 4x4", lambda: GridSearchCV(
                 KernelRidge(kernel="rbf"), {"alpha": ALPHA_GRID, "gamma": GAMMA_GRID}, cv=3), None))
         results = [(label, *timed_fit(make, Xtr, ytr, r)) for label, make, r in models]
-        peer_time = results[1][3]
-        for label, model, low, mid in results:
-            rmse = float(np.sqrt(np.mean((model.predict(Xte) - yte) ** 2)))
-            rows.append([name, len(ytr), label, f"{rmse:.4f}", f"{low:.3f}", f"{mid:.3f}",
-                         f"{mid / peer_time:.2f}"])
-            print(" | ".join(map(str, rows[-1])), flush=True)
+        rows += scored_rows(name, len(ytr), results, 1, lambda model: [
+            f"{float(np.sqrt(np.mean((model.predict(Xte) - yte) ** 2))):.4f}"])
     return rows
 
 
@@ -132,15 +136,15 @@ def gp_rows(quick: bool, repeats: int) -> list[list[str]]:
                   ("GaussianProcessRegressor(C*RBF+White)", lambda: GaussianProcessRegressor(
                       ConstantKernel() * RBF() + WhiteKernel(), normalize_y=True))]
         results = [(label, *timed_fit(make, Xtr, ytr, repeats)) for label, make in models]
-        peer_time = results[1][3]
-        for label, model, low, mid in results:
-            mean, std = model.predict(Xte, return_std=True)
-            rmse = float(np.sqrt(np.mean((mean - yte) ** 2)))
-            coverage = float(np.mean(np.abs(mean - yte) <= 1.96 * std))
-            rows.append([name, len(ytr), label, f"{rmse:.4f}", f"{coverage:.3f}", f"{low:.3f}",
-                         f"{mid:.3f}", f"{mid / peer_time:.2f}"])
-            print(" | ".join(map(str, rows[-1])), flush=True)
+        rows += scored_rows(name, len(ytr), results, 1, lambda model: interval_scores(model, Xte, yte))
     return rows
+
+
+def interval_scores(model, Xte, yte) -> list[str]:
+    """RMSE of the mean and the coverage of mean ± 1.96 std on the test rows."""
+    mean, std = model.predict(Xte, return_std=True)
+    rmse = float(np.sqrt(np.mean((mean - yte) ** 2)))
+    return [f"{rmse:.4f}", f"{float(np.mean(np.abs(mean - yte) <= 1.96 * std)):.3f}"]
 
 
 @threads(1)

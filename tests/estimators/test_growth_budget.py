@@ -26,7 +26,7 @@ def test_work_is_counted_from_the_shapes():
     n, D, d = 1000, 512, 20
     solve = solve_work(n, D, iterations=7, item_bytes=2, sketch_rows=256)
     assert solve.bytes == 7 * n * D * 2 and solve.passes == 7
-    assert solve.madds == 256**2 * D + 256**3 / 3
+    assert solve.madds == 256**2 * D and solve.factorised == 256**3 / 3  # the factor: LAPACK's rate
     features = feature_work(n, d, D, item_bytes=2)
     assert (features.madds, features.transcendentals, features.bytes) == (n * D * d, n * D, 2 * n * D)
     both = solve + features
@@ -36,6 +36,9 @@ def test_work_is_counted_from_the_shapes():
     assert growth_budget(100, 5.0, 7.0) == 507.0
     rates = throughput.Throughput(1e9, 1e9, 1e8, 1e10, 1e-6)
     assert Work(1e9, 2e9, 1e8, 0, 1e10, 1e6).seconds(rates) == pytest.approx(6.0)
+    factorising = dataclasses.replace(rates, factorised_madds_per_second=5e8)
+    assert Work(factorised=1e9).seconds(factorising) == pytest.approx(2.0)
+    assert Work(factorised=1e9).units(LIMITS) == Work(1e9).units(LIMITS)  # budgets: as a product
 
 
 def test_the_growth_stops_where_the_next_doubling_would_pass_the_budget():

@@ -118,8 +118,9 @@ class SubsampleMixin:
         if plan.narrow and len(positions) > plan.narrow_rows:
             features = plan.narrow_blocks * plan.block_size
             chunks = -(-plan.narrow_rows // chunk_rows(features, 1, problem.y.device))
-            with log.stage("narrowing", predicted=predicted_narrowing(plan, problem.X.shape[1], chunks),
-                           rows=plan.narrow_rows) as record:
+            held_rows = len(problem.validation[2]) if problem.validation is not None else 0
+            predicted = predicted_narrowing(plan, problem.X.shape[1], chunks, held_rows)
+            with log.stage("narrowing", predicted=predicted, rows=plan.narrow_rows) as record:
                 sigma, iterations = narrowed(plan, model, problem, sigma, carry, loss, positions)
                 record.update(sigma=sigma, iterations=iterations)
         return dict(sigma=sigma, alpha=carry(n),  # nα stays the subsample's mα

@@ -35,7 +35,10 @@ class Work:
     ``transcendentals`` (cosines, exponentials), ``passes`` over the training rows,
     ``allocated`` bytes of new memory (their first touch) and ``calls``, the small operations
     dispatched one by one (a chunk's products, a Newton step's factor): seconds, not budget
-    units, as their cost is the system's and the interpreter's."""
+    units, as their cost is the system's and the interpreter's; ``factorised``: multiply-adds of
+    float64 factorisations (eigendecompositions, Cholesky factors and inverses), one budget unit
+    each as a product's, at LAPACK's rate in seconds (1.7–2.8× a float32 GEMM's time at 512–1,024
+    rows: docs/decisions/cost-model.md)."""
 
     madds: float = 0.0
     bytes: float = 0.0
@@ -43,22 +46,26 @@ class Work:
     passes: float = 0.0
     allocated: float = 0.0
     calls: float = 0.0
+    factorised: float = 0.0
 
     def __add__(self, other: "Work") -> "Work":
         return Work(self.madds + other.madds, self.bytes + other.bytes,
                     self.transcendentals + other.transcendentals, self.passes + other.passes,
-                    self.allocated + other.allocated, self.calls + other.calls)
+                    self.allocated + other.allocated, self.calls + other.calls,
+                    self.factorised + other.factorised)
 
     def units(self, limits) -> float:
         """The work in one machine-independent number, multiply-add equivalents: a byte
         ``limits.work_byte_units``, a cosine ``limits.work_cosine_units``."""
-        return (self.madds + limits.work_byte_units * self.bytes
+        return (self.madds + self.factorised + limits.work_byte_units * self.bytes
                 + limits.work_cosine_units * self.transcendentals)
 
     def seconds(self, throughput) -> float:
         """Predicted seconds on a machine of ``throughput`` (a
         :class:`~kernelstream.solvers.throughput.Throughput`: each kind of work at its rate)."""
+        factorisations = throughput.factorised_madds_per_second or throughput.madds_per_second
         return (self.madds / throughput.madds_per_second
+                + self.factorised / factorisations
                 + self.bytes / throughput.bytes_per_second
                 + self.transcendentals / throughput.transcendentals_per_second
                 + self.allocated / throughput.allocated_bytes_per_second
@@ -84,8 +91,8 @@ def solve_work(n_rows: int, n_features: int, iterations: int, item_bytes: int,
     an iteration for the rest); the preconditioner of ``sketch_rows`` rows ``s²D + s³/3``."""
     values = float(n_rows) * n_features
     s = float(min(sketch_rows, n_features + 1))
-    return Work(s * s * n_features + s**3 / 3, iterations * values * item_bytes, 0.0,
-                float(iterations), 0.0, iterations * (8.0 * chunks + 40.0))
+    return Work(s * s * n_features, iterations * values * item_bytes, 0.0,
+                float(iterations), 0.0, iterations * (8.0 * chunks + 40.0), s**3 / 3)
 
 
 def selection_work(rows: int, n_inputs: int, n_features: int, bandwidths: int, alphas: int,
@@ -94,11 +101,11 @@ def selection_work(rows: int, n_inputs: int, n_features: int, bandwidths: int, a
     features, the Gram ``m²D`` and its float64 eigendecomposition ``9m³`` (every ``α``'s
     leave-one-out ``m²`` more), the squared hinge ``3m³/2`` an ``α`` of each of its bandwidths."""
     m = float(rows)
-    per_bandwidth = m * n_features * n_inputs + m * m * n_features + 9 * m**3 + alphas * m * m
+    per_bandwidth = m * n_features * n_inputs + m * m * n_features + alphas * m * m
     hinge = hinge_bandwidths * hinge_alphas * 1.5 * m**3
     steps = hinge_bandwidths * hinge_alphas * HINGE_STEPS  # each about 1,000 calls (line search)
-    return Work(bandwidths * per_bandwidth + hinge, 0.0, bandwidths * m * n_features, 0.0,
-                0.0, 1000.0 * steps + 50.0 * bandwidths)
+    return Work(bandwidths * per_bandwidth, 0.0, bandwidths * m * n_features, 0.0,
+                0.0, 1000.0 * steps + 50.0 * bandwidths, bandwidths * 9 * m**3 + hinge)
 
 
 def growth_budget(n_rows: int, units_per_row: float, fixed: float = 0.0) -> float:
@@ -130,8 +137,8 @@ def lengthscale_work(rows: int, n_inputs: int, iterations: int) -> Work:
     iteration, each the Cholesky, inverse and gradient of an ``r × r`` kernel matrix (``4r³``)
     and its ``d`` lengthscales' derivatives (``4r²d``)."""
     r = float(rows)
-    return Work(1.2 * iterations * (4 * r**3 + 4 * r * r * n_inputs), 0.0,
-                1.2 * iterations * r * r, 0.0, 0.0, 1.2 * iterations * 60.0)
+    return Work(1.2 * iterations * 4 * r * r * n_inputs, 0.0, 1.2 * iterations * r * r, 0.0, 0.0,
+                1.2 * iterations * 60.0, 1.2 * iterations * 4 * r**3)
 
 
 def selection_rows(plan, n_inputs: int, least: int, most: int, budget: float,
@@ -145,12 +152,16 @@ def selection_rows(plan, n_inputs: int, least: int, most: int, budget: float,
     return rows
 
 
-def predicted_narrowing(plan, n_inputs: int, chunks: int) -> Work:
+def predicted_narrowing(plan, n_inputs: int, chunks: int, held_rows: int = 0) -> Work:
     """The narrowing's work: two bandwidths (the subsample's and half of it), each the
     features of ``narrow_rows`` rows at ``narrow_blocks`` blocks and a solve of
-    ``predicted_iterations``, in float32, its passes in ``chunks`` chunks of rows."""
+    ``predicted_iterations``, in float32, its passes in ``chunks`` chunks of rows, and the
+    outputs of the ``held_rows`` held-out rows that judge it (their features, not stored,
+    and one product: the stage's share that grows with the rows, 75,000 of them at 10^6)."""
     features = plan.narrow_blocks * plan.block_size
+    held = feature_work(held_rows, n_inputs, features, 0, new_memory=False)
+    held = held + Work(float(held_rows) * features)
     one = (feature_work(plan.narrow_rows, n_inputs, features, 4)
            + solve_work(plan.narrow_rows, features, plan.limits.predicted_iterations, 4,
-                        max(plan.selection_rows, plan.limits.sketch_least_rows), chunks))
+                        max(plan.selection_rows, plan.limits.sketch_least_rows), chunks) + held)
     return one + one

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import torch
 
+from ..ops.linalg import symmetric_eigh
 from .cached import chunk_rows, normal_pass
 
 __all__ = ["Throughput", "measured_throughput"]
@@ -28,13 +29,17 @@ class Throughput:
     allocated_bytes_per_second: float = float("inf")
     #: seconds of one small operation dispatched (the interpreter's and the library's share)
     seconds_per_call: float = 0.0
+    #: float64 factorisations' multiply-adds a second (an eigendecomposition's ``9m³``); ``None``:
+    #: the GEMM's rate
+    factorised_madds_per_second: float | None = None
 
     def as_dict(self) -> dict:
         return {"madds_per_second": self.madds_per_second,
                 "bytes_per_second": self.bytes_per_second,
                 "transcendentals_per_second": self.transcendentals_per_second,
                 "allocated_bytes_per_second": self.allocated_bytes_per_second,
-                "seconds_per_call": self.seconds_per_call}
+                "seconds_per_call": self.seconds_per_call,
+                "factorised_madds_per_second": self.factorised_madds_per_second}
 
 
 _MEASURED: dict = {}
@@ -43,8 +48,10 @@ _MEASURED: dict = {}
 def measured_throughput(device: torch.device | str = "cpu") -> Throughput:
     """This machine's :class:`Throughput` on ``device`` at the current thread count: a GEMM
     of ``1024 × 256`` by ``256 × 1024`` float32, a pass of the engine's :func:`~.cached.normal_pass` over ``32768 × 1024`` float16 features,
-    the cosines of 1M floats and the first write of 64 MiB of new memory and 200 products of an ``8 × 8`` matrix by a vector, each the best of three runs (about 0.1 s in all), measured
-    once a process."""
+    the cosines of 1M floats and the first write of 64 MiB of new memory, 200 products of an
+    ``8 × 8`` matrix by a vector and the float64 eigendecomposition of a ``384 × 384`` matrix
+    (counted ``9m³``), each the best of three runs (about 0.1 s in all), measured once a
+    process."""
     device = torch.device(device)
     key = (device.type, device.index, torch.get_num_threads())
     if key not in _MEASURED:
@@ -61,6 +68,8 @@ def _measure(device: torch.device) -> Throughput:
     intercept = torch.zeros(1, dtype=torch.float64, device=device)
     angles = torch.rand(2**20, device=device)
     small, vector = torch.rand((8, 8), device=device), torch.rand((8, 1), device=device)
+    square = torch.rand((384, 384), dtype=torch.float64, device=device)
+    symmetric = square @ square.T
     step = chunk_rows(1024, 1, device)
     buffer = torch.empty((step, 1024), device=device)
 
@@ -87,4 +96,5 @@ def _measure(device: torch.device) -> Throughput:
                       angles.numel() / best(lambda: torch.cos(angles)),
                       64 * 2**20 / best(lambda: torch.empty(32 * 2**20, dtype=torch.float16,
                                                             device=device).fill_(1)),
-                      best(lambda: [small @ vector for _ in range(200)]) / 200)
+                      best(lambda: [small @ vector for _ in range(200)]) / 200,
+                      9 * 384**3 / best(lambda: symmetric_eigh(symmetric)))
