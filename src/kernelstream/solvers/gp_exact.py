@@ -72,9 +72,9 @@ def exact_posterior(fm: FeatureMap, X: torch.Tensor, Y: torch.Tensor,
     C = fm.kernel(X, X)  # the own set's Gram: symmetric, its diagonal exact
     C.diagonal().add_(noise)
     L = torch.linalg.cholesky(C)
-    duals = torch.cholesky_solve(Y, L)
+    duals = torch.cholesky_solve(Y, L).contiguous()  # row-major, as a loaded model holds it
     residual = float(torch.linalg.norm(Y - C @ duals) / max(float(torch.linalg.norm(Y)), 1e-300))
-    return duals, ExactVariance(X, L), residual
+    return duals, ExactVariance(X, L.contiguous()), residual  # row-major: as loaded
 
 
 def exact_bytes(n: int, n_outputs: int) -> int:
