@@ -108,3 +108,17 @@ def test_a_bad_effort_is_refused(effort):
     X, y = _rows(3000)
     with pytest.raises(ValueError, match="effort"):
         DSGClassifier(effort=effort).fit(X, y)
+
+
+def test_a_steep_gain_buys_a_doubling_past_the_budget():
+    """Past the budget a doubling is still taken where the last one cut the held-out loss by
+    ``growth_overrun_gain``, up to ``growth_overrun`` times the budget; without the overrun the
+    same fit stops at the budget."""
+    X, y = _rows(7500)  # 1,024 → 2,048 features cut the held-out loss by 9%
+    plain = DSGClassifier(random_state=0).fit(
+        X, y, limits=dataclasses.replace(LIMITS, growth_overrun=1.0))
+    why = [r["why"] for r in plain.fit_plan_.stages if r["stage"] == "growth_stop"]
+    assert plain.n_components_ >= 2 * LIMITS.solve_start_features and "past the budget" in why[0]
+    steep = DSGClassifier(random_state=0).fit(
+        X, y, limits=dataclasses.replace(LIMITS, growth_overrun_gain=0.0, growth_overrun=100.0))
+    assert steep.n_components_ > plain.n_components_

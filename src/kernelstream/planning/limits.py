@@ -197,6 +197,11 @@ class FitLimits:
     #: gain (the last doubling's, times the ratio of the last two, at most one) must also
     #: exceed ``growth_tol``
     effort_factors: tuple[tuple[str, float], ...] = (("fast", 0.25), ("auto", 1.0), ("thorough", 4.0))
+    #: a doubling past the budget is still taken, up to ``growth_overrun`` times it, where the
+    #: last doubling cut the held-out loss by at least this fraction: the features are still
+    #: far from enough (measured: docs/decisions/cost-model.md)
+    growth_overrun_gain: float = 0.15
+    growth_overrun: float = 2.0
     #: the subsample has the most rows (``few_rows_subsample`` to ``subsample_rows``, by 128)
     #: whose selection's predicted work is at most this share of the growth's budget: on
     #: 7,500 rows 1,024 subsample rows took 2.0 of 2.4 s (records: docs/decisions/cost-model.md)

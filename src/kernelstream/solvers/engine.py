@@ -265,16 +265,22 @@ def over_budget(plan, model: EngineModel, cache, sketch, growth: Growth, J: int,
     predicted work (the new features, a solve at the last size's iterations or
     ``doubling_iterations``, the more: at 675,000 rows 8 at 1,024 features became 22 at
     2,048) past what is
-    left of ``plan.growth_budget``; its predicted seconds past ``plan.seconds_budget``; or
+    left of ``plan.growth_budget`` (``growth_overrun`` times it where the last doubling cut the
+    held-out loss by ``growth_overrun_gain`` or more); its predicted seconds past
+    ``plan.seconds_budget``; or
     its predicted relative gain (the last doubling's times the ratio of the last two, at
     most one) at most ``growth_tol``."""
     r = cache.feature_map.block_size  # more features leave more directions to iterate over:
     guess = max(growth.history[-1][2], plan.limits.doubling_iterations)  # at least the table's
     step = feature_work_of(cache, (grown - J) * r) + solve_work_of(plan, cache, grown * r, guess, sketch)
     total = growth.work + step.units(plan.limits)
-    if total > plan.growth_budget:
+    limits, kept = plan.limits, growth.kept
+    steep = len(kept) >= 2 and kept[-2] > 0 and (kept[-2] - kept[-1]) / kept[-2] >= limits.growth_overrun_gain
+    if total > plan.growth_budget * (limits.growth_overrun if steep else 1.0):
         return (f"{grown * r:,} features would bring the work to {total:.3g} "
-                f"units, past the budget of {plan.growth_budget:.3g}")
+                f"units, past the budget of {plan.growth_budget:.3g}"
+                + (f" (x{limits.growth_overrun:g}: the last doubling's gain is at least "
+                   f"growth_overrun_gain={limits.growth_overrun_gain:g})" if steep else ""))
     throughput = model.log.throughput
     if plan.seconds_budget is not None and throughput is not None:
         spent = model.log.total()
