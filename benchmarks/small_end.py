@@ -81,22 +81,28 @@ def scored_rows(name: str, n_train: int, results: list, peer: int, scores) -> li
     return rows
 
 
+def rows_of(sets, models_of, score) -> list[list[str]]:
+    """Every set's rows: ``models_of(training rows)`` gives ``(label, factory, repeats)``, the
+    second the peer the times are divided by; ``score(model, X_test, y_test)`` its cells."""
+    rows = []
+    for name, X, y in sets:
+        Xtr, Xte, ytr, yte = split(X, y)
+        results = [(label, *timed_fit(make, Xtr, ytr, r)) for label, make, r in models_of(len(ytr))]
+        rows += scored_rows(name, len(ytr), results, 1, lambda model: score(model, Xte, yte))
+    return rows
+
+
 def classification_rows(quick: bool, repeats: int) -> list[list[str]]:
     from sklearn.model_selection import GridSearchCV
     from sklearn.svm import SVC
 
     from kernelstream import DSGClassifier
-    rows = []
-    for name, X, y in classification_sets(quick):
-        Xtr, Xte, ytr, yte = split(X, y)
-        models = [("DSGClassifier()", lambda: DSGClassifier(random_state=0), repeats),
-                  ("SVC()", SVC, repeats),
-                  ("GridSearchCV(SVC) 4x4", lambda: GridSearchCV(
-                      SVC(), {"C": C_GRID, "gamma": GAMMA_GRID}, cv=3), None)]
-        results = [(label, *timed_fit(make, Xtr, ytr, r)) for label, make, r in models]
-        rows += scored_rows(name, len(ytr), results, 1, lambda model: [
-            f"{100 * float(np.mean(model.predict(Xte) != yte)):.2f}%"])
-    return rows
+    return rows_of(classification_sets(quick), lambda n: [
+        ("DSGClassifier()", lambda: DSGClassifier(random_state=0), repeats),
+        ("SVC()", SVC, repeats),
+        ("GridSearchCV(SVC) 4x4", lambda: GridSearchCV(
+            SVC(), {"C": C_GRID, "gamma": GAMMA_GRID}, cv=3), None)],
+        lambda model, X, y: [f"{100 * float(np.mean(model.predict(X) != y)):.2f}%"])
 
 
 def regression_rows(quick: bool, repeats: int) -> list[list[str]]:
@@ -107,20 +113,16 @@ def regression_rows(quick: bool, repeats: int) -> list[list[str]]:
     from sklearn.pipeline import make_pipeline
 
     from kernelstream import DSGRegressor
-    rows = []
-    for name, X, y in regression_sets(quick):
-        Xtr, Xte, ytr, yte = split(X, y)
-        models = [("DSGRegressor()", lambda: DSGRegressor(random_state=0), repeats),
-                  ("Nystroem(1024)+Ridge", lambda: make_pipeline(
-                      Nystroem(n_components=min(1024, len(ytr)), random_state=0), Ridge()),
-                   repeats)]
-        if len(ytr) <= KRR_MAX_ROWS:
-            models.append(("GridSearchCV(KernelRidge) 4x4", lambda: GridSearchCV(
-                KernelRidge(kernel="rbf"), {"alpha": ALPHA_GRID, "gamma": GAMMA_GRID}, cv=3), None))
-        results = [(label, *timed_fit(make, Xtr, ytr, r)) for label, make, r in models]
-        rows += scored_rows(name, len(ytr), results, 1, lambda model: [
-            f"{float(np.sqrt(np.mean((model.predict(Xte) - yte) ** 2))):.4f}"])
-    return rows
+
+    def models(n: int) -> list:
+        grid = [("GridSearchCV(KernelRidge) 4x4", lambda: GridSearchCV(
+            KernelRidge(kernel="rbf"), {"alpha": ALPHA_GRID, "gamma": GAMMA_GRID}, cv=3), None)]
+        return [("DSGRegressor()", lambda: DSGRegressor(random_state=0), repeats),
+                ("Nystroem(1024)+Ridge", lambda: make_pipeline(
+                    Nystroem(n_components=min(1024, n), random_state=0), Ridge()), repeats),
+                *(grid if n <= KRR_MAX_ROWS else [])]
+    return rows_of(regression_sets(quick), models, lambda model, X, y: [
+        f"{float(np.sqrt(np.mean((model.predict(X) - y) ** 2))):.4f}"])
 
 
 def gp_rows(quick: bool, repeats: int) -> list[list[str]]:
@@ -128,16 +130,12 @@ def gp_rows(quick: bool, repeats: int) -> list[list[str]]:
     from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 
     from kernelstream import DSGGaussianProcessRegressor
-    rows = []
-    for name, X, y in regression_sets(True):
-        Xtr, Xte, ytr, yte = split(X, y)
-        models = [("DSGGaussianProcessRegressor()",
-                   lambda: DSGGaussianProcessRegressor(random_state=0)),
-                  ("GaussianProcessRegressor(C*RBF+White)", lambda: GaussianProcessRegressor(
-                      ConstantKernel() * RBF() + WhiteKernel(), normalize_y=True))]
-        results = [(label, *timed_fit(make, Xtr, ytr, repeats)) for label, make in models]
-        rows += scored_rows(name, len(ytr), results, 1, lambda model: interval_scores(model, Xte, yte))
-    return rows
+    return rows_of(regression_sets(True), lambda n: [
+        ("DSGGaussianProcessRegressor()", lambda: DSGGaussianProcessRegressor(random_state=0),
+         repeats),
+        ("GaussianProcessRegressor(C*RBF+White)", lambda: GaussianProcessRegressor(
+            ConstantKernel() * RBF() + WhiteKernel(), normalize_y=True), repeats)],
+        interval_scores)
 
 
 def interval_scores(model, Xte, yte) -> list[str]:
