@@ -291,14 +291,20 @@ def test_the_gaussian_processes_plan_their_marginal_likelihood_and_route():
     assert (plan.chosen, plan.evidence_rows, plan.route) == (("sigma", "noise"), 1000, "landmarks")
     assert plan_gaussian_process("DSGGaussianProcessRegressor", shape, gp,
                                  test_points=True).route == "targets"
-    assert plan.solve == "dual" and f"more than exact_gp_rows={L.exact_gp_rows:,}" in str(plan)
+    assert plan.solve == "cg" and plan.route == "landmarks" and "cg_gp_rows" in str(plan)
+    many = DataShape(n_rows=L.cg_gp_rows + 1, n_features=4)
+    assert plan_gaussian_process("DSGGaussianProcessRegressor", many, gp).solve == "dual"
+    assert plan_gaussian_process("DSGGaussianProcessRegressor", shape, gp,
+                                 test_points=True).solve == "dual"  # the targets route
     few = DataShape(n_rows=L.exact_gp_rows, n_features=4)  # the exact posterior up to the limit
     plan = plan_gaussian_process("DSGGaussianProcessRegressor", few, gp)
     assert (plan.solve, plan.route) == ("exact", "exact")
     lower = dataclasses.replace(L, exact_gp_rows=L.exact_gp_rows - 1)  # a plan of other limits
-    assert plan_gaussian_process("DSGGaussianProcessRegressor", few, gp, limits=lower).solve == "dual"
-    for given in ({"n_components": 1024}, {"variance_method": "landmarks"}, {"solver": "dual"}):
+    assert plan_gaussian_process("DSGGaussianProcessRegressor", few, gp, limits=lower).solve == "cg"
+    for given in ({"n_components": 1024}, {"variance_method": "operator"}, {"solver": "dual"}):
         assert plan_gaussian_process("DSGGaussianProcessRegressor", few, {**gp, **given}).solve == "dual"
+    landmarks = {**gp, "variance_method": "landmarks"}  # not the exact variance: cg's
+    assert plan_gaussian_process("DSGGaussianProcessRegressor", few, landmarks).solve == "cg"
     given = plan_gaussian_process("DSGGaussianProcessRegressor", shape, {**gp, "sigma": 1.0,
                                                                          "noise": 0.1})
     assert (given.chosen, given.evidence_rows) == ((), 0)

@@ -70,13 +70,32 @@ def test_the_exact_solve_is_the_closed_form(small_problem, given):
         np.testing.assert_array_equal(s_r, gp.predict(Xs, return_std=True)[1])
 
 
-def test_the_exact_solve_refuses_an_approximate_setting(small_problem):
+def test_conjugate_gradients_on_the_exact_kernel_give_the_closed_form_mean(small_problem):
+    """``solver="cg"``: the exact kernel's duals by preconditioned conjugate gradients (to a
+    residual of 1e-6), the variance by the landmarks, which are every row here: both the
+    closed form."""
+    X, y, Xs, sigma, noise = small_problem
+    mean, var = closed_form(X, y, Xs, sigma, noise)
+    gp = DSGGaussianProcessRegressor(sigma=sigma, noise=noise, solver="cg", n_landmarks=len(X),
+                                     normalize_y=False, random_state=0).fit(X, y)
+    assert (gp.solver_, gp.variance_method_) == ("cg", "landmarks")
+    m_hat, s_hat = gp.predict(Xs, return_std=True, include_noise=False)
+    assert rel(m_hat, mean) < 1e-5 and rel(s_hat**2, var) < 1e-4
+    assert gp.n_components_ == len(X) and gp.residual_norms_[-1] <= 1e-6 * np.linalg.norm(y)
+    restored = DSGGaussianProcessRegressor().load_state_dict(gp.state_dict())
+    np.testing.assert_array_equal(restored.predict(Xs), gp.predict(Xs))
+
+
+@pytest.mark.parametrize("solver, kw", [("exact", dict(n_components=512)),
+                                        ("exact", dict(variance_method="landmarks")),
+                                        ("cg", dict(n_components=512)),
+                                        ("cg", dict(variance_method="targets"))])
+def test_the_exact_kernel_solves_refuse_a_setting_they_do_not_compute(small_problem, solver, kw):
     X, y, *_ = small_problem
-    for kw in (dict(n_components=512), dict(variance_method="landmarks")):
-        gp = DSGGaussianProcessRegressor(solver="exact", **kw)
-        with pytest.raises(ValueError, match="solver='exact'"):
-            gp.fit(X, y)
-        assert not hasattr(gp, "expansion_")  # the failed call left it unfitted
+    gp = DSGGaussianProcessRegressor(solver=solver, **kw)
+    with pytest.raises(ValueError, match=f"solver='{solver}'"):
+        gp.fit(X, y)
+    assert not hasattr(gp, "expansion_")  # the failed call left it unfitted
 
 
 def test_errors_fall_as_training_proceeds(small_problem):

@@ -25,7 +25,7 @@ from ..solvers.gp_dual import (features_kernel, kernel_in_chunks, nystrom_factor
                                nystrom_preconditioner, posterior_from_duals, safe_step_size,
                                solve_dual, solve_dual_fixed, NystromPreconditioner)
 from ..solvers.gp_evidence import fit_gp_hyperparameters_coarse_to_fine
-from ..solvers.gp_exact import ExactVariance, exact_bytes, exact_posterior
+from ..solvers.gp_exact import ExactVariance, exact_bytes, exact_kernel_cg, exact_posterior
 from ..solvers.lengthscales import SIGNAL_BOUNDS, choose_lengthscales, fit_lengthscales
 from ..solvers.gp_variance import (LandmarkVariance, OperatorVariance, dual_fit_bytes,
                                    landmark_bytes, operator_bytes, targets_bytes,
@@ -138,13 +138,17 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
         ``s²``, and the prior amplitude is the variance of the (normalised) targets, ``a = 1``
         in their units (as ``GoGPRegressor``).
     variance_method : {"auto", "targets", "landmarks", "operator"}, default="auto"
-    solver : {"auto", "exact", "dual"}, default="auto"
+    solver : {"auto", "exact", "cg", "dual"}, default="auto"
         The posterior's solve. "exact": one Cholesky factorisation of the ``n × n`` kernel
         matrix plus noise (``n³/3`` time, ``16n²`` bytes while fitting, ``8n²`` kept for the
         variance), with ``variance_method`` "auto" or "targets" and no ``n_components``.
-        "dual": the stochastic dual iteration (its parameters below). "auto": "exact" up to
-        ``exact_gp_rows`` (4,096) rows when those allow it, else "dual" (``fit_plan_`` says
-        which and why).
+        "cg": the exact kernel's mean duals by conjugate gradients preconditioned by the
+        Nyström landmarks (at most ``n_steps`` iterations to a relative residual of 1e-6, each
+        ``n²d``; nothing ``n × n`` kept), the variance by the landmarks (route "landmarks"),
+        without ``n_components`` or ``X_variance``. "dual": the stochastic dual iteration (its
+        parameters below). "auto": "exact" up to ``exact_gp_rows`` (4,096) rows, "cg" up to
+        ``cg_gp_rows`` (65,536), else "dual", where the other parameters allow (``fit_plan_``
+        says which and why).
     evidence_size : int, default=1000
         Rows (a seeded subsample) on which "auto" hyper-parameters are fitted: ``O(size³)``
         time per likelihood evaluation, ``48·size²`` bytes (about 5 s at 1000 on one core).
@@ -223,7 +227,7 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
     variance_method_ : str
         The variance route used ("exact", "targets", "landmarks" or "operator").
     solver_ : str
-        The solve used ("exact" or "dual").
+        The solve used ("exact", "cg" or "dual").
     n_components_ : int
         Random features in the mean expansion: ``n_steps·block_size`` without a budget, at most
         ``n_components`` with one; the exact solve's kernel columns, one a training row.
@@ -295,7 +299,7 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
         "sigma": sigma_constraint("auto", "median"),
         "noise": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "variance_method": [StrOptions({"auto", "targets", "landmarks", "operator"})],
-        "solver": [StrOptions({"auto", "exact", "dual"})],
+        "solver": [StrOptions({"auto", "exact", "cg", "dual"})],
         "evidence_size": [Interval(Integral, 3, None, closed="left")],
         "block_size": [Interval(Integral, 2, None, closed="left")],
         "n_steps": [Interval(Integral, 1, None, closed="left")],
@@ -401,7 +405,7 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
         params = self.get_params()
         if not isinstance(params["sigma"], str) and np.ndim(params["sigma"]) > 0:  # "as given"
             params["sigma"] = "lengthscales"
-        self._check_solver()
+        self._check_solver(X_variance is not None)
         self.fit_plan_ = plan_gaussian_process(type(self).__name__, shape, params,
                                                test_points=X_variance is not None)
         self.variance_method_, self.solver_ = self.fit_plan_.route, self.fit_plan_.solve
@@ -516,18 +520,23 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
         rng = np.random.default_rng(self.seed_ % 2**32)
         return rng.permutation(n)[:self.evidence_size]
 
-    def _check_solver(self) -> None:
-        """``solver="exact"`` is the posterior of the exact kernel: ``ValueError`` with a
-        feature budget or an approximate variance route."""
-        if self.solver != "exact":
+    def _check_solver(self, test_points: bool) -> None:
+        """``solver="exact"`` and ``"cg"`` solve with the exact kernel: ``ValueError`` with a
+        feature budget or a variance route they do not compute (``test_points``: ``X_variance``
+        was given)."""
+        if self.solver not in ("exact", "cg"):
             return
         if self.n_components is not None:
-            raise ValueError("solver='exact' uses the exact kernel, not n_components random "
-                             "features; drop n_components or use solver='dual'.")
-        if self.variance_method not in ("auto", "targets"):
-            raise ValueError(f"solver='exact' computes the exact variance; variance_method="
-                             f"{self.variance_method!r} is an approximation of the dual solve. "
-                             "Use variance_method='auto' (or 'targets'), or solver='dual'.")
+            raise ValueError(f"solver={self.solver!r} uses the exact kernel, not n_components "
+                             "random features; drop n_components or use solver='dual'.")
+        allowed = ("auto", "targets") if self.solver == "exact" else ("auto", "landmarks")
+        if self.variance_method not in allowed:
+            raise ValueError(f"solver={self.solver!r} takes variance_method in {allowed}, not "
+                             f"{self.variance_method!r}; use solver='dual' for that route.")
+        if self.solver == "cg" and test_points:
+            raise ValueError("solver='cg' gives the variance by the landmarks anywhere after fit; "
+                             "drop X_variance, or use solver='exact' (up to a few thousand rows) "
+                             "or 'dual' for the targets route.")
 
     def _solve(self, X, Y, X_variance) -> None:
         """The posterior: :meth:`_solve_exact`, or the duals of the mean (and of route (a)'s
@@ -535,6 +544,9 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
         used and the variance state."""
         if self.solver_ == "exact":
             self._solve_exact(X, Y, X_variance)
+            return
+        if self.solver_ == "cg":
+            self._solve_cg(X, Y)
             return
         fm, s2, C = self.feature_map_, self._noise_z, self.n_outputs_
         generator = torch.Generator().manual_seed(self.seed_ % 2**63)
@@ -576,12 +588,7 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
                             device=self.device_)
         duals, exact, residual = exact_posterior(self.feature_map_, X64, Z, self._noise_z)
         _check_finite(duals, "exact solve")
-        columns = KernelColumns(self.feature_map_, X64, block_size=X.shape[0])
-        self.expansion_ = Expansion(columns, self.n_outputs_, dtype=torch.float64,
-                                    device=self.device_)
-        self.expansion_.load_prediction_state(duals[None], torch.zeros(self.n_outputs_), 1)
-        self.feature_map_ = columns  # as a loaded model has it: the kernel at σ, and the rows
-        self.n_components_ = X.shape[0]
+        columns = self._kernel_columns(X64, duals)
         self.n_iter_, self.eta0_, self.n_step_halvings_ = 1, math.nan, 0
         self.residual_norms_ = [residual]
         if X_variance is None:
@@ -594,6 +601,40 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
         self._row_index = {row.tobytes(): i for i, row in enumerate(X_variance)}
         self._cov = (exact.covariance(columns, Xv).cpu().numpy()
                      if X_variance.shape[0] <= MAX_COVARIANCE_POINTS else None)
+
+    def _solve_cg(self, X, Y) -> None:
+        """The exact kernel's mean duals by conjugate gradients
+        (:func:`~kernelstream.solvers.gp_exact.exact_kernel_cg`) preconditioned by the Nyström
+        landmarks, whose factors also give the variance (route "landmarks"), all in float64."""
+        X64 = to_tensor(X, torch.float64, self.device_)
+        Z = torch.as_tensor((Y - self.y_offset_) / self.y_scale_, dtype=torch.float64,
+                            device=self.device_)
+        s2 = self._noise_z
+        generator = torch.Generator().manual_seed(self.seed_ % 2**63)
+        factors = nystrom_factors(self.feature_map_, X64, s2, self.n_landmarks, generator)
+        precond = NystromPreconditioner(factors.B, factors.inner_cholesky, s2)
+        bar = progress_bar(self.verbose, total=self.n_steps, desc="GP conjugate gradients",
+                           unit="iteration")
+        result = exact_kernel_cg(self.feature_map_, X64, Z, s2, precond, max_iter=self.n_steps,
+                                 callback=(lambda t, duals: bar.update(1)) if bar else None)
+        if bar:
+            bar.close()
+        _check_finite(result.duals, "conjugate gradients")
+        self._kernel_columns(X64, result.duals)
+        self.n_iter_, self.eta0_, self.n_step_halvings_ = result.n_steps, math.nan, 0
+        self.residual_norms_ = result.residual_norms
+        self._landmark_variance = LandmarkVariance.from_factors(X64, factors)
+
+    def _kernel_columns(self, X64, duals) -> KernelColumns:
+        """The mean ``k(x, X)A`` as an expansion over the kernel's columns at the training
+        rows (one block of ``n``); ``feature_map_`` becomes that map, as a loaded model's."""
+        columns = KernelColumns(self.feature_map_, X64, block_size=X64.shape[0])
+        self.expansion_ = Expansion(columns, self.n_outputs_, dtype=torch.float64,
+                                    device=self.device_)
+        self.expansion_.load_prediction_state(duals[None], torch.zeros(self.n_outputs_), 1)
+        self.feature_map_ = columns
+        self.n_components_ = X64.shape[0]
+        return columns
 
     def _run_solver(self, Xt, targets, factors, generator):
         """``(result, n_blocks)``: without a budget, ``n_steps`` stochastic steps of a fresh

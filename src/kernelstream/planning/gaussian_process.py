@@ -28,8 +28,9 @@ class GaussianProcessPlan:
     #: the GP's variance route ("exact", "targets", "landmarks", "operator"); GoGP's variant
     route: str
     reasons: tuple[str, ...] = ()
-    #: the GP's solve: "exact" (one Cholesky factorisation of ``K + s²I``) or "dual" (the
-    #: preconditioned dual iteration over random-feature blocks); "" for GoGP
+    #: the GP's solve: "exact" (one Cholesky factorisation of ``K + s²I``), "cg" (conjugate
+    #: gradients on the exact kernel) or "dual" (the preconditioned dual iteration over
+    #: random-feature blocks); "" for GoGP
     solve: str = ""
 
     def __str__(self) -> str:
@@ -46,13 +47,15 @@ def plan_gaussian_process(estimator: str, shape: DataShape, params: dict, *,
     ``test_points``: the GP was given ``X_variance``. Pure, as :func:`plan_fit`.
 
     The GP's ``solver="auto"`` is ``"exact"`` up to ``limits.exact_gp_rows`` rows without a
-    feature budget (``n_components``) and with the variance of ``"auto"`` or ``"targets"``,
-    else ``"dual"``; the exact solve's variance route without ``X_variance`` is ``"exact"``."""
+    feature budget (``n_components``) and with the variance of ``"auto"`` or ``"targets"``;
+    ``"cg"`` up to ``limits.cg_gp_rows`` without a budget or ``X_variance``, with the variance of
+    ``"auto"`` or ``"landmarks"``; else ``"dual"``. The exact solve's variance route without
+    ``X_variance`` is ``"exact"``, conjugate gradients' ``"landmarks"``."""
     chosen = tuple(name for name in ("sigma", "noise") if is_auto(params[name]))
     gogp = estimator == "GoGPRegressor"
     most = limits.gogp_evidence_rows if gogp else params["evidence_size"]
     rows = min(shape.n_rows, most) if chosen and (gogp or shape.n_rows >= 3) else 0
-    solve = "" if gogp else _gp_solve(shape, params, limits)
+    solve = "" if gogp else _gp_solve(shape, params, limits, test_points)
     if gogp:
         route = params["variant"]
     else:
@@ -80,7 +83,7 @@ def plan_gaussian_process(estimator: str, shape: DataShape, params: dict, *,
                                             "the inducing set's span exceeds the noise's"
                                             if params["join_threshold"] == "auto" else "as given"))
     else:
-        reasons.append(_solve_reason(solve, shape, params, limits))
+        reasons.append(_solve_reason(solve, shape, params, limits, test_points))
         reasons.append(f"variance by the {route!r} route" + (
             " (variance_method='auto': X_variance was given)" if params["variance_method"] == "auto"
             and test_points else " (variance_method='auto': no X_variance)"
@@ -88,24 +91,33 @@ def plan_gaussian_process(estimator: str, shape: DataShape, params: dict, *,
     return GaussianProcessPlan(estimator, shape, chosen, rows, route, tuple(reasons), solve)
 
 
-def _gp_solve(shape: DataShape, params: dict, limits: FitLimits) -> str:
+def _gp_solve(shape: DataShape, params: dict, limits: FitLimits, test_points: bool) -> str:
     """The GP's solve: ``solver`` as given, or by :func:`plan_gaussian_process`'s rule."""
     solver = params.get("solver", "auto")
     if solver != "auto":
         return solver
-    exact = (shape.n_rows <= limits.exact_gp_rows and params.get("n_components") is None
-             and params["variance_method"] in ("auto", "targets"))
-    return "exact" if exact else "dual"
+    budget, variance = params.get("n_components") is not None, params["variance_method"]
+    if shape.n_rows <= limits.exact_gp_rows and not budget and variance in ("auto", "targets"):
+        return "exact"
+    if (shape.n_rows <= limits.cg_gp_rows and not budget and not test_points
+            and variance in ("auto", "landmarks")):
+        return "cg"
+    return "dual"
 
 
-def _solve_reason(solve: str, shape: DataShape, params: dict, limits: FitLimits) -> str:
+def _solve_reason(solve: str, shape: DataShape, params: dict, limits: FitLimits,
+                  test_points: bool) -> str:
     """The plan's sentence on the GP's solve."""
     given = " (solver as given)" if params.get("solver", "auto") != "auto" else ""
     if solve == "exact":
         return (f"the exact posterior by one Cholesky factorisation of the {shape.n_rows:,} x "
                 f"{shape.n_rows:,} kernel matrix{given or f' (at most exact_gp_rows={limits.exact_gp_rows:,} rows)'}")
-    why = given or (f": more than exact_gp_rows={limits.exact_gp_rows:,} rows"
-                    if shape.n_rows > limits.exact_gp_rows else ": a feature budget (n_components)"
+    if solve == "cg":
+        return ("the exact kernel's duals by conjugate gradients preconditioned by the Nystrom "
+                f"landmarks{given or f' (at most cg_gp_rows={limits.cg_gp_rows:,} rows)'}")
+    why = given or (f": more than cg_gp_rows={limits.cg_gp_rows:,} rows"
+                    if shape.n_rows > limits.cg_gp_rows else ": a feature budget (n_components)"
                     if params.get("n_components") is not None
-                    else f": variance_method={params['variance_method']!r}")
+                    else f": X_variance beyond exact_gp_rows={limits.exact_gp_rows:,} rows"
+                    if test_points else f": variance_method={params['variance_method']!r}")
     return f"the dual iteration over random-feature blocks{why}"

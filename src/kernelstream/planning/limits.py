@@ -121,6 +121,9 @@ class FitLimits:
     #: ``8n²`` bytes kept) up to this many rows, the dual iteration above (4,096 friedman1 rows:
     #: 1.2 s against 14 s, at a lower RMSE; docs/decisions/gp-exact-route.md)
     exact_gp_rows: int = 4096
+    #: ... and the exact kernel's duals by conjugate gradients up to this many (each iteration
+    #: ``n²d``; the dual iteration's ``O(n)`` overtakes it near 10^5 rows: the same record)
+    cg_gp_rows: int = 65536
     #: above the dual route, in memory: ``σ``, ``α`` (and the binary loss) by the exact
     #: leave-one-out on a seeded subsample of this many training rows ...
     subsample_rows: int = 1024

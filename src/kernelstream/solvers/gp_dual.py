@@ -46,7 +46,8 @@ from ..ops.linalg import narrow_matmul, transposed_matmul
 
 __all__ = ["NystromPreconditioner", "NystromFactors", "DualGPResult", "kernel_in_chunks",
            "features_kernel", "kernel_diagonal", "nystrom_factors", "nystrom_preconditioner",
-           "safe_step_size", "solve_dual", "solve_dual_fixed", "posterior_from_duals"]
+           "safe_step_size", "solve_dual", "solve_dual_fixed", "conjugate_gradients",
+           "posterior_from_duals"]
 
 _CHUNK_ELEMENTS = 2**22  # exact-kernel evaluation: entries per chunk
 _DIVERGENCE_FACTOR = 10.0  # residual growth (over its running minimum) that halves the step
@@ -244,6 +245,17 @@ def solve_dual_fixed(feature_map: FeatureMap, X: torch.Tensor, Y: torch.Tensor, 
     approximate ``K``. ``residual_norms`` records ``‖Y − (K̂ + s²I)A‖`` per iteration.
     """
     apply = fixed_features_operator(feature_map, X, n_blocks, noise)
+    return conjugate_gradients(apply, Y, precond, max_iter=max_iter, tol=tol, callback=callback)
+
+
+def conjugate_gradients(apply: Callable[[torch.Tensor], torch.Tensor], Y: torch.Tensor,
+                        precond: Callable[[torch.Tensor], torch.Tensor], *, max_iter: int,
+                        tol: float = 1e-6,
+                        callback: Callable[[int, torch.Tensor], None] | None = None) -> DualGPResult:
+    """``apply(A) = Y`` for a symmetric positive definite ``apply`` by preconditioned conjugate
+    gradients, every column with its own step, float64: stops when every column's residual is
+    below ``tol`` of its right-hand side, or after ``max_iter`` iterations;
+    ``residual_norms`` records ``‖Y − apply(A)‖`` per iteration."""
     Y = Y.to(torch.float64)
     A, R = torch.zeros_like(Y), Y.clone()
     bound = tol * torch.linalg.norm(Y, dim=0)
