@@ -159,8 +159,10 @@ def grow_and_solve(plan, model: EngineModel, cache, held, y, w, alpha, loss, ske
             cache.grow(J)
             growth.sizes.append(J)
         growth.work += new.units(plan.limits)
+        # the first size: the narrowing's iterations, at least the table's (as a doubling's
+        # guess): its α is m/n of the narrowing's, and a smaller α takes more iterations
         guess = (growth.history[-1][2] if growth.history else
-                 iterations or plan.limits.predicted_iterations)
+                 max(iterations or 0, plan.limits.predicted_iterations))
         with model.log.stage("solve", predicted=solve_work_of(plan, cache, J * r, guess, sketch),
                              features=J * r, loss=loss_name(loss)) as record:
             start = None if growth.theta is None else cache.extended(growth.theta, J)
