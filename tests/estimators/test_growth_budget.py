@@ -122,3 +122,24 @@ def test_a_steep_gain_buys_a_doubling_past_the_budget():
     steep = DSGClassifier(random_state=0).fit(
         X, y, limits=dataclasses.replace(LIMITS, growth_overrun_gain=0.0, growth_overrun=100.0))
     assert steep.n_components_ > plain.n_components_
+
+
+def test_the_first_solve_is_predicted_from_the_narrowing_scaled_by_its_sketch():
+    """The narrowing's iterations carry to the first full-size solve as ``√(s₀/s)`` of them
+    (``s₀``, ``s``: the two sketches' rows), at least ``predicted_iterations``: at 675,000
+    rows and 1,024 features the sketch has 5,273 rows against the narrowing's 1,024."""
+    from types import SimpleNamespace
+    from kernelstream.solvers.engine import first_solve_iterations, sketch_rows
+    plan = DSGClassifier(random_state=0).fit(*_rows(3000)).fit_plan_
+    least, r = plan.limits.predicted_iterations, plan.block_size * plan.narrow_blocks
+    positions, floor = torch.arange(675_000), max(plan.selection_rows, plan.limits.sketch_least_rows)
+    sketch = (positions[:floor], positions)
+    cache = SimpleNamespace(n_rows=675_000)
+    s0 = sketch_rows(plan.narrow_rows, r, floor, plan.limits)
+    s = sketch_rows(675_000, r, floor, plan.limits)
+    assert s > s0
+    assert first_solve_iterations(plan, cache, r, sketch, 80) == pytest.approx(80 * (s0 / s) ** 0.5)
+    assert first_solve_iterations(plan, cache, r, sketch, 22) == least
+    assert first_solve_iterations(plan, cache, r, sketch, None) == least
+    same = (positions[:floor], positions[:plan.narrow_rows])
+    assert first_solve_iterations(plan, cache, r, same, 40) == pytest.approx(40)

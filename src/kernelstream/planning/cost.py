@@ -156,10 +156,11 @@ def predicted_narrowing(plan, n_inputs: int, chunks: int, held_rows: int = 0) ->
     """The narrowing's work: two bandwidths (the subsample's and half of it), each the
     features of ``narrow_rows`` rows at ``narrow_blocks`` blocks and a solve of
     ``predicted_iterations``, in float32, its passes in ``chunks`` chunks of rows, and the
-    outputs of the ``held_rows`` held-out rows that judge it (their features, not stored,
-    and one product: the stage's share that grows with the rows, 75,000 of them at 10^6)."""
+    outputs of the ``held_rows`` held-out rows that judge it (their features, stored in
+    float32, and one product: the stage's share that grows with the rows, 75,000 of them at
+    10^6)."""
     features = plan.narrow_blocks * plan.block_size
-    held = feature_work(held_rows, n_inputs, features, 0, new_memory=False)
+    held = feature_work(held_rows, n_inputs, features, 4)
     held = held + Work(float(held_rows) * features)
     one = (feature_work(plan.narrow_rows, n_inputs, features, 4)
            + solve_work(plan.narrow_rows, features, plan.limits.predicted_iterations, 4,

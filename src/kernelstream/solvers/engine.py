@@ -28,7 +28,7 @@ from .newton import newton_loss, newton_squared_hinge, smoothed_loss, solve_tol
 from .stages import StageLog
 from .streams import subset
 
-__all__ = ["EngineModel", "EngineResult", "feature_work_of", "held_out_losses", "loss_name",
+__all__ = ["EngineModel", "EngineResult", "feature_work_of", "first_solve_iterations", "held_out_losses", "loss_name",
            "narrowed", "over_budget", "pays", "sketch_rows", "sketched_pcg", "solve_at",
            "solve_full_size", "solve_work_of"]
 
@@ -159,10 +159,8 @@ def grow_and_solve(plan, model: EngineModel, cache, held, y, w, alpha, loss, ske
             cache.grow(J)
             growth.sizes.append(J)
         growth.work += new.units(plan.limits)
-        # the first size: the narrowing's iterations, at least the table's (as a doubling's
-        # guess): its α is m/n of the narrowing's, and a smaller α takes more iterations
         guess = (growth.history[-1][2] if growth.history else
-                 max(iterations or 0, plan.limits.predicted_iterations))
+                 first_solve_iterations(plan, cache, J * r, sketch, iterations))
         with model.log.stage("solve", predicted=solve_work_of(plan, cache, J * r, guess, sketch),
                              features=J * r, loss=loss_name(loss)) as record:
             start = None if growth.theta is None else cache.extended(growth.theta, J)
@@ -309,6 +307,20 @@ def feature_work_of(cache, new_features: int, new_memory: bool = True) -> Work:
     X = cache.X
     inputs = X.matrix.nnz / max(X.shape[0], 1) if hasattr(X, "matrix") else X.shape[1]
     return feature_work(cache.n_rows, inputs, max(new_features, 0), item_bytes(cache), new_memory)
+
+
+def first_solve_iterations(plan, cache, n_features: int, sketch, narrowed: int | None) -> float:
+    """The first full-size solve's predicted iterations: the narrowing's ``k`` on a sketch of
+    ``s₀`` rows scaled by ``√(s₀/s)`` for the full size's sketch of ``s`` rows (a larger sketch
+    preconditions better: ``√κ`` falls as its error ``∝ 1/√s``), at least the table's
+    ``predicted_iterations`` (as a doubling's guess)."""
+    least = plan.limits.predicted_iterations
+    if narrowed is None:
+        return least
+    limits, floor = plan.limits, max(plan.selection_rows, plan.limits.sketch_least_rows)
+    at_narrowing = sketch_rows(plan.narrow_rows, plan.narrow_blocks * plan.block_size, floor, limits)
+    at_full = sketch_rows(len(sketch[1]), n_features, len(sketch[0]), limits)
+    return max(narrowed * math.sqrt(at_narrowing / max(at_full, 1)), least)
 
 
 def solve_work_of(plan, cache, n_features: int, iterations: int, sketch) -> Work:
