@@ -109,6 +109,9 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("perf.engine_variants", "every loss, max_iter and solver='cg' on the fit engine "
               "against the default fit on moons, a9a and friedman1: route, error, CPU s",
               ("engine_variants.md",)),
+    Benchmark("novelty", "DSGOneClass and DSGDensityRatio: the engine's Newton fit against the "
+              "doubly stochastic steps and OneClassSVM: AUC, share flagged, RMSE of log p/q, CPU s",
+              ("novelty.md",), quick=("--quick", "--repeats", "1")),
     Benchmark("perf.fit_cost", "CPU time, error and route of DSGClassifier() on a9a subsets of "
               "1,000 to 32,561 rows", ("fit_cost.md",),
               quick=("--sizes", "1000", "--repeats", "1"), out="file"),

@@ -40,7 +40,7 @@ def test_one_class_api_and_nu_property():
 
 def test_one_class_partial_fit_equals_fit_on_the_same_stream():
     X = _mixture(n=2048)[0][:2048]  # whole batches: a stream buffers an incomplete last batch
-    a = DSGOneClass(sigma=1.0, shuffle=False, max_iter=1, random_state=0).fit(X)
+    a = DSGOneClass(sigma=1.0, shuffle=False, max_iter=1, solver="sgd", random_state=0).fit(X)
     b = DSGOneClass(sigma=1.0, shuffle=False, random_state=0).partial_fit(X)
     np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
 
@@ -79,7 +79,7 @@ def test_density_ratio_unequal_sizes_and_streaming():
 
 def test_density_ratio_partial_fit_equals_fit_on_the_same_stream():
     p, q = _gaussians(2, n=2048)
-    a = DSGDensityRatio(shuffle=False, max_iter=1, random_state=0).fit(p, q)
+    a = DSGDensityRatio(shuffle=False, max_iter=1, solver="sgd", random_state=0).fit(p, q)
     b = DSGDensityRatio(shuffle=False, random_state=0).partial_fit(p, q)
     np.testing.assert_array_equal(a.log_ratio(p[:100]), b.log_ratio(p[:100]))
 
@@ -102,3 +102,44 @@ def test_bad_input_is_refused_and_changes_nothing():
     with pytest.raises(ValueError, match="'nu' parameter"):
         DSGOneClass(nu=1.5).fit(p)
     np.testing.assert_array_equal(det.decision_function(p[:50]), before)
+
+
+def _features(model, X):
+    """``Φ̃`` of ``X`` on a fitted model's map (its blocks, scaled ``1/√J``)."""
+    import torch
+    feature_map, J = model.expansion_.feature_map, model.expansion_.n_blocks
+    rows = torch.as_tensor(X, dtype=torch.float32)
+    return (feature_map.features(rows, range(J)).reshape(len(X), -1) / np.sqrt(J)).double().numpy()
+
+
+def test_the_newton_one_class_is_the_one_class_svm_on_its_features():
+    """Scaled by ``1/ν`` the objective is scikit-learn's ``½‖w‖² + Σξ/(νn) − ρ``: on the kernel
+    ``Φ̃Φ̃ᵀ`` of the model's own features OneClassSVM ranks new rows as the model does and
+    flags the same share; a share ν of the training rows is flagged."""
+    X, _ = _mixture(n=1000)
+    model = DSGOneClass(nu=0.3, sigma=1.0, random_state=0).fit(X)
+    assert model.n_components_ == 1024 and abs(np.mean(model.predict(X) == -1) - 0.3) <= 0.01
+    Phi = _features(model, X)
+    svm = OneClassSVM(nu=0.3, kernel="precomputed").fit(Phi @ Phi.T)
+    test = np.random.default_rng(1).uniform(-5, 5, (500, 2))
+    ours, theirs = model.decision_function(test), svm.decision_function(_features(model, test) @ Phi.T)
+    assert np.corrcoef(ours, theirs)[0, 1] > 0.995
+    assert np.mean((ours >= 0) == (theirs >= 0)) > 0.97
+
+
+def test_the_newton_density_ratio_chooses_alpha_and_normalises():
+    """``alpha="auto"`` keeps an ``α`` of the table by the held-out loss, a given ``α`` is
+    solved as given; at the optimum the free intercept gives ``E_q[e^f] = 1`` on the rows."""
+    from kernelstream.planning import LIMITS
+    p, q = _gaussians(4, n=3000)
+    chosen = DSGDensityRatio(random_state=0).fit(p, q)
+    assert chosen.alpha_ in LIMITS.density_ratio_alphas
+    assert chosen.n_components_ == LIMITS.novelty_features
+    given = DSGDensityRatio(alpha=1e-3, random_state=0).fit(p, q)
+    assert given.alpha_ == 1e-3
+    for model in (chosen, given):
+        assert abs(np.mean(model.ratio(q)) - 1) < 1e-3
+    x = np.random.default_rng(5).normal(0, 1, (3000, 2))
+    rmse = np.sqrt(np.mean((chosen.log_ratio(x) - _true_log_ratio(x)) ** 2))
+    sgd = DSGDensityRatio(solver="sgd", random_state=0).fit(p, q)
+    assert rmse <= np.sqrt(np.mean((sgd.log_ratio(x) - _true_log_ratio(x)) ** 2)) + 0.01

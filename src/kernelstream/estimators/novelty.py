@@ -12,32 +12,82 @@ import math
 
 import numpy as np
 import scipy.sparse as sp
+import torch
 from sklearn.base import OutlierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import Interval, Real
+from .._validation import Interval, Real, StrOptions
 from ..losses import get_loss
 from ..solvers import DSGConfig
+from ..solvers.cached import FeatureCache
+from ..solvers.feature_rows import INTERCEPT_FEATURE
+from ..solvers.cached import restricted
+from ..solvers.novelty import (density_ratio_newton, density_ratio_path, one_class_newton,
+                               seeded_order)
 from .._state import random_state_from_state
 from ..planning import LIMITS
 from ._base import DSGBase, assign_parameters
-from ._sources import arrays_of, is_source
+from ._sources import arrays_of, check_arrays_absent, is_source
 
 __all__ = ["DSGOneClass", "DSGDensityRatio"]
 
+#: the engine's ``solver`` choices (``"sgd"``: the paper's doubly stochastic steps)
+SOLVERS = ("auto", "newton", "sgd")
 
-class DSGOneClass(OutlierMixin, DSGBase):
-    """One-class novelty detection by doubly stochastic gradients.
 
-    The offset ``τ`` is learned with ``f``: at each step the batch's violators
-    (``f(x) < τ``) add a block fitted to them, and ``τ ← τ − γ(P̂(f < τ) − ν)``. ``nu`` bounds
-    the fraction of training points flagged as outliers, as in scikit-learn's ``OneClassSVM``.
+class _NewtonFit:
+    """The fit of a convex objective on cached random features by the engine's Newton
+    iteration (:mod:`kernelstream.solvers.novelty`): the map of the one-pass fit (its seed and
+    bandwidth), ``n_components`` features or the table's ``novelty_features``, as many as the
+    cache's ``growth_cache_bytes`` hold."""
+
+    def _newton_route(self, source: bool) -> bool:
+        """Whether ``fit`` takes the engine: ``solver="newton"``, or ``"auto"`` on arrays in
+        memory (a stream of a source takes the doubly stochastic steps)."""
+        return self.solver == "newton" or (self.solver == "auto" and not source)
+
+    def _fit_newton(self, X, solve) -> None:
+        """Draw the map from ``X``, cache its features and load ``solve(cache, order,
+        limits, max_steps)``'s ``θ`` as the model."""
+        limits = LIMITS
+        expansion = self._start(X, None, check_random_state(self.random_state))
+        feature_map = expansion.feature_map
+        r = feature_map.block_size
+        blocks = expansion.max_blocks or -(-limits.novelty_features // r)
+        rows = torch.as_tensor(_dense(X), dtype=self._torch_dtype(), device=self.device_)
+        cache = FeatureCache(feature_map, rows, limits.growth_cache_bytes)
+        while blocks > 1 and not cache.fits(blocks):
+            blocks -= 1
+        cache.grow(blocks)
+        max_steps = None if self.max_iter == "auto" else int(self.max_iter)
+        solved = solve(cache, seeded_order(rows.shape[0], self.seed_, rows.device), limits, max_steps)
+        theta, D = solved.theta, blocks * r
+        coef = (theta[:D] / math.sqrt(blocks)).reshape(blocks, r, 1)
+        expansion.load_prediction_state(coef, INTERCEPT_FEATURE * theta[D].double(), solved.iterations)
+        self._set_fitted(expansion, solved.iterations)
+
+
+class DSGOneClass(_NewtonFit, OutlierMixin, DSGBase):
+    """One-class novelty detection: the one-class SVM on random features.
+
+    ``fit`` on arrays minimises ``(1/n) Σ max(0, τ − f(x_i)) + (ν/2)‖f‖² − ντ`` by the fit
+    engine's Newton iteration on cached features (``solver="newton"``). With ``solver="sgd"``,
+    on a source and in ``partial_fit``, the offset ``τ`` is learned with ``f`` by doubly
+    stochastic steps: the batch's violators (``f(x) < τ``) add a block fitted to them, and
+    ``τ ← τ − γ(P̂(f < τ) − ν)``. ``nu`` bounds the fraction of training points flagged as
+    outliers, as in scikit-learn's ``OneClassSVM``.
 
     Parameters
     ----------
     nu : float in (0, 1], default=0.5
         Regularisation and target outlier fraction ν.
+    solver : {"auto", "newton", "sgd"}, default="auto"
+        ``"auto"``: Newton's method on arrays in memory, the doubly stochastic steps on a
+        source. ``max_iter`` bounds Newton's steps a smoothing width (``"auto"``: the table's).
+    n_components : int or None, default=None
+        The features of a Newton fit (``None``: the table's ``novelty_features``, 1,024) or
+        the budget of the doubly stochastic steps.
     eta0, t0 : float or None, default=None
         Step ``γ_t = η0/(1 + t/t0)``. ``None`` uses the theory's ``θ/(t + t0)`` with
         ``θ = 1.5/ν`` (θν ∈ (1, 2), Dai et al. Thm. 4) and ``t0 = θ``: the loss is piecewise
@@ -68,9 +118,10 @@ class DSGOneClass(OutlierMixin, DSGBase):
         "nu": [Interval(Real, 0, 1, closed="right")],
         "eta0": [Interval(Real, 0, None, closed="neither"), None],
         "t0": [Interval(Real, 0, None, closed="neither"), None],
+        "solver": [StrOptions(set(SOLVERS))],
     }
 
-    def __init__(self, *, nu=0.5, kernel="rbf", sigma="median", sigma_scale=0.5,
+    def __init__(self, *, nu=0.5, solver="auto", kernel="rbf", sigma="median", sigma_scale=0.5,
                  kernel_params=None, batch_size=1024, block_size=256, max_iter="auto",
                  learning_rate="inverse", eta0=None, t0=None, power_t=0.5, precondition=False,
                  precond_eps=3.0, average=False, n_components=None, shuffle=True,
@@ -84,9 +135,20 @@ class DSGOneClass(OutlierMixin, DSGBase):
     def fit(self, X, y=None, sample_weight=None):
         """Fit on the rows of ``X`` (all assumed normal), an array or a source of
         :mod:`kernelstream.data` (streamed: :mod:`~kernelstream.estimators._streaming`)."""
-        if is_source(X):
-            return self._fit_source(X, None, sample_weight)
-        return self._fit(X, None, sample_weight)
+        source = is_source(X)
+        if not self._newton_route(source):
+            if source:  # the doubly stochastic steps, one pass over the stream
+                check_arrays_absent(None, sample_weight)
+                return self._fit_one_pass_stream(X, None)
+            return self._fit(X, None, sample_weight)
+        if source:
+            X, _, sample_weight = arrays_of(X)
+        with self._unchanged_on_error():
+            X, _, weight = self._validated(X, None, sample_weight, first=True)
+            self._fit_newton(X, lambda cache, order, limits, steps: one_class_newton(
+                cache, self.nu, order, limits, steps, weight=torch.as_tensor(weight)))
+            self._pending = None
+        return self
 
     def partial_fit(self, X, y=None, sample_weight=None):
         """One pass over a chunk of normal rows."""
@@ -129,22 +191,34 @@ class DSGOneClass(OutlierMixin, DSGBase):
         return 1
 
 
-class DSGDensityRatio(DSGBase):
+class DSGDensityRatio(_NewtonFit, DSGBase):
     """KL density-ratio estimation ``f ≈ log p(x)/q(x)`` from two independent samples.
 
-    Each step takes ``batch_size/2`` rows of each sample and a new feature block; the
-    gradient is ``E_q[e^f ψ] − E_p[ψ]``. The two samples may differ in size and may be streamed
-    with :meth:`partial_fit`.
+    ``fit`` minimises ``E_q[e^f] − E_p[f] + (ν/2)‖f‖²`` by the fit engine's Newton iteration on
+    cached features (``solver="newton"``). With ``solver="sgd"`` and in :meth:`partial_fit`,
+    each step takes ``batch_size/2`` rows of each sample and a new feature block; the gradient
+    is ``E_q[e^f ψ] − E_p[ψ]``. The two samples may differ in size and may be streamed with
+    :meth:`partial_fit`.
 
     Parameters
     ----------
-    alpha : float, default=1e-6
-        RKHS regularisation ν.
+    alpha : float or "auto", default="auto"
+        RKHS regularisation ν. ``"auto"``: on the Newton route the ``α`` of least held-out
+        ``E_q[e^f] − E_p[f]`` among the table's ``density_ratio_alphas`` (a tenth of each
+        sample held out, then every row refitted at it); on the doubly stochastic steps 1e-6.
+    solver : {"auto", "newton", "sgd"}, default="auto"
+        ``"auto"``: Newton's method (the samples are read whole). ``max_iter`` bounds its steps
+        (``"auto"``: the table's ``newton_max_steps``).
+    n_components : int or None, default=None
+        The features of a Newton fit (``None``: the table's ``novelty_features``, 1,024) or
+        the budget of the doubly stochastic steps.
     **params
         kernel, sigma (median of the pooled samples), batch_size, ... as in :class:`DSGRegressor`.
 
     Attributes
     ----------
+    alpha_ : float
+        The ``α`` the last ``fit`` solved at.
     kl_divergence_ : float
         ``KL(p‖q) ≈ mean_{x ∈ X_p} f(x)`` over the numerator sample of the last ``fit``
         (at most 20,000 rows) or ``partial_fit`` chunk.
@@ -161,13 +235,17 @@ class DSGDensityRatio(DSGBase):
     True
     """
 
-    _state_attributes = DSGBase._state_attributes + ("kl_divergence_", "_rng_state")
+    _state_attributes = DSGBase._state_attributes + ("kl_divergence_", "alpha_", "_rng_state")
 
     def _state_builders(self, device) -> dict:
         return {**super()._state_builders(device), "_rng_state": random_state_from_state}
 
+    _parameter_constraints = {**DSGBase._parameter_constraints,
+                              "alpha": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
+                              "solver": [StrOptions(set(SOLVERS))]}
+
     def __init__(self, *, kernel="rbf", sigma="median", sigma_scale=0.5, kernel_params=None,
-                 alpha=1e-6, batch_size=2048, block_size=1024, max_iter="auto",
+                 alpha="auto", solver="auto", batch_size=2048, block_size=1024, max_iter="auto",
                  learning_rate="inverse", eta0=2.0, t0=1.0, power_t=0.5, precondition=True,
                  precond_eps=3.0, average=False, n_components=None, shuffle=True,
                  random_state=None, verbose="auto", device="auto", dtype="float32", n_jobs=None):
@@ -181,13 +259,21 @@ class DSGDensityRatio(DSGBase):
         X_p, X_q = arrays_of(X_p)[0], arrays_of(X_q)[0]
         with self._unchanged_on_error():
             X_p, X_q = self._validate_pair(X_p, X_q, first=True)
+            if self._newton_route(False):
+                numerator = torch.arange(X_p.shape[0] + X_q.shape[0]) < X_p.shape[0]
+                self._fit_newton(_stacked(X_p, X_q), lambda cache, order, limits, steps:
+                                 self._ratio_newton(cache, numerator.to(order.device), order,
+                                                    limits, steps))
+                self._rng_state = check_random_state(self.random_state)
+                self.kl_divergence_ = self.kl_divergence(X_p[:20000])
+                return self
             rng = check_random_state(self.random_state)
             expansion = self._start(_stacked(X_p[:1000], X_q[:1000]), None, rng)
             steps = self._pair_steps(X_p, X_q)
             n_epochs = max(1, math.ceil(LIMITS.min_steps / steps)) if self.max_iter == "auto" else self.max_iter
             self._run_pair(expansion, X_p, X_q, steps * n_epochs, rng)
             self._set_fitted(expansion, n_epochs)
-            self._rng_state = rng
+            self._rng_state, self.alpha_ = rng, self._one_pass_alpha()
             self.kl_divergence_ = self.kl_divergence(X_p[:20000])
         return self
 
@@ -204,8 +290,34 @@ class DSGDensityRatio(DSGBase):
                 self._rng_state = getattr(self, "_rng_state", None) or check_random_state(self.random_state)
             self._run_pair(self.expansion_, X_p, X_q, self._pair_steps(X_p, X_q), self._rng_state)
             self._set_fitted(self.expansion_, getattr(self, "n_iter_", 0) + 1)
+            self.alpha_ = self._one_pass_alpha()
             self.kl_divergence_ = self.kl_divergence(X_p[:20000])
         return self
+
+    def _ratio_newton(self, cache, numerator: torch.Tensor, order: torch.Tensor, limits, steps):
+        """The Newton fit at ``alpha``, or (``"auto"``) at the ``α`` of ``density_ratio_alphas``
+        of least held-out loss on a seeded share ``density_ratio_held_out`` of each sample,
+        then on every row from its solution (``alpha_``: the ``α`` kept)."""
+        alpha, start = self.alpha, None
+        if alpha == "auto":
+            alpha = limits.one_pass_alpha
+            held = torch.zeros_like(numerator)
+            for side in (numerator, ~numerator):
+                rows = order[side[order]]  # the side's rows in the seeded order
+                k = int(limits.density_ratio_held_out * len(rows))
+                if 1 <= k < len(rows):
+                    held[rows[:k]] = True
+            if bool(held[numerator].any()) and bool(held[~numerator].any()):
+                train, kept = torch.nonzero(~held).reshape(-1), torch.nonzero(held).reshape(-1)
+                solve, alpha, _ = density_ratio_path(
+                    restricted(cache, train), numerator[train], limits.density_ratio_alphas, limits,
+                    (restricted(cache, kept), numerator[kept]), self.seed_, steps)
+                start = solve.theta
+        self.alpha_ = float(alpha)
+        return density_ratio_newton(cache, numerator, alpha, order, limits, steps, start)
+
+    def _one_pass_alpha(self) -> float:
+        return LIMITS.one_pass_alpha if self.alpha == "auto" else float(self.alpha)
 
     def _pair_steps(self, X_p, X_q) -> int:
         """Steps of one pass: the larger sample in half-batches."""

@@ -256,6 +256,21 @@ class FitLimits:
     #: of the largest (the others, outside a hinge's zone or far from a logistic boundary,
     #: add little to the Hessian)
     newton_sketch_share: float = 1e-3
+    #: the features of a one-class or density-ratio fit by Newton's method without
+    #: ``n_components`` (docs/decisions/novelty-engine.md)
+    novelty_features: int = 1024
+    #: ... and the one-class SVM's hinge, its outputs rescaled to a spread of 1 after a first
+    #: solve along ``smoothing_path``, ends along these envelope widths (a row within the last
+    #: width counts as half outside: at 0.1 the fraction outside was ν + 0.09)
+    one_class_widths: tuple[float, ...] = (0.1,)
+    #: ... and the density ratio's Newton steps are preconditioned by this many sketch rows a
+    #: feature (its default ``α = 1e-6``: a sketch of ~1.5 rows a feature took 1,825 iterations
+    #: on 200,000 rows)
+    novelty_sketch_per_feature: int = 4
+    #: ``DSGDensityRatio(alpha="auto")``: these ``α``, decreasing and warm, the one of least
+    #: held-out ``E_q[e^f] − E_p[f]`` on a share ``density_ratio_held_out`` of each sample
+    density_ratio_alphas: tuple[float, ...] = (1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
+    density_ratio_held_out: float = 0.1
 
 
 #: the limits every estimator plans with

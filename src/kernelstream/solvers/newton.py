@@ -33,9 +33,9 @@ __all__ = ["NEWTON_LOSSES", "newton_loss", "newton_squared_hinge", "smoothed_los
 
 #: the losses :func:`newton_loss` solves, by their names in :mod:`kernelstream.losses`
 NEWTON_LOSSES = ("logistic", "softmax", "huber", "hinge", "absolute", "quantile",
-                 "epsilon_insensitive")
+                 "epsilon_insensitive", "one_class", "kl_ratio")
 #: the losses that need a smoothing path (piecewise linear: no curvature of their own)
-SMOOTHED_LOSSES = ("hinge", "absolute", "quantile", "epsilon_insensitive")
+SMOOTHED_LOSSES = ("hinge", "absolute", "quantile", "epsilon_insensitive", "one_class")
 
 
 def solve_tol(alpha: float, limits) -> float:
@@ -182,6 +182,13 @@ class smoothed_loss:
         if name == "hinge":  # in the margin m = yu: 0 for m ≥ 1, (1 − m)²/2μ, 1 − m − μ/2
             gap = 1 - y * u
             return _envelope(gap, mu, 0.0, 1.0, -y, need)
+        if name == "one_class":  # max(0, −u), u = f − τ
+            return _envelope(-u, mu, 0.0, 1.0, -1.0, need)
+        if name == "kl_ratio":  # −u on the numerator's rows (y = 1), exp(u) on the denominator's
+            e = torch.exp(u.clamp_max(50.0))
+            numerator = y > 0
+            return (torch.where(numerator, -u, e), torch.where(numerator, -1.0, e) if need else None,
+                    torch.where(numerator, 0.0, e) if need > 1 else None)
         r = u - y
         if name == "huber":
             a = r.abs()
@@ -217,7 +224,7 @@ def _two_sided(r, mu: float, kink: float, below: float, above: float, need: int)
 
 
 def newton_loss(cache, y, w, alpha, loss, sketch, start, limits, *, max_steps: int | None = None,
-                tol: float | None = None) -> RidgeSolve:
+                tol: float | None = None, linear: torch.Tensor | None = None) -> RidgeSolve:
     """``loss`` (a :mod:`kernelstream.losses` object) by damped Newton steps on ``cache``:
     each step's direction from :func:`~.cached.ridge_pcg` on the weights ``w·ℓ''`` and the
     right-hand side ``−∇F``, preconditioned from the sketch rows ``sketch[0]`` at the mean
@@ -230,7 +237,8 @@ def newton_loss(cache, y, w, alpha, loss, sketch, start, limits, *, max_steps: i
     the outputs, at the same held-out loss to 6 digits), after ``max_steps`` steps a width
     (``newton_max_steps``), or (a smooth loss) lowers ``F`` by less than it: an envelope's ``F``
     is flat where its minimiser still moves (a9a, the hinge: 15.6% test error stopped so,
-    15.2% by the steps). ``y`` ``(n, C)``: ``±1`` (the softmax too) or targets."""
+    15.2% by the steps). ``y`` ``(n, C)``: ``±1`` (the softmax too) or targets; ``linear``
+    ``(D+1, C)``: a term ``⟨linear, θ⟩`` added to ``F`` (the one-class SVM's ``−ντ``)."""
     n, C = y.shape
     targets, weight = y.double(), w.double().reshape(n, 1)
     tol = solve_tol(alpha, limits) if tol is None else tol
@@ -239,6 +247,7 @@ def newton_loss(cache, y, w, alpha, loss, sketch, start, limits, *, max_steps: i
         if start is None else start.double().clone()
     penalty = torch.full((cache.n_features + 1, 1), float(alpha), dtype=torch.float64, device=y.device)
     penalty[-1] = 0.0  # the intercept is free
+    linear = torch.zeros_like(theta) if linear is None else linear.double()
     smooth_loss = loss.name not in SMOOTHED_LOSSES  # its decrease bounds its gap to the optimum
     widths = (0.0,) if smooth_loss else limits.smoothing_path
     # the sketch: every row where they are few, else least squares' count (sketch_rows)
@@ -255,7 +264,7 @@ def newton_loss(cache, y, w, alpha, loss, sketch, start, limits, *, max_steps: i
         last = k == len(widths) - 1
         for _ in range(steps if last else min(steps, limits.smoothing_steps)):
             _, slope, curvature = smooth(outputs, targets)
-            gradient = cache.rmatmul(weight * slope) / n + penalty * theta
+            gradient = cache.rmatmul(weight * slope) / n + penalty * theta + linear
             norm = float(gradient.norm())
             first_norm = norm if first_norm is None else first_norm
             # a floor: rows all on a loss's linear parts leave the intercept without curvature
@@ -269,7 +278,8 @@ def newton_loss(cache, y, w, alpha, loss, sketch, start, limits, *, max_steps: i
             direction = solve.theta
             moved_outputs = cache.matmul(direction)
             t, before, after = _line_search(smooth, outputs, moved_outputs, targets, weight, theta,
-                                            direction, penalty, n, limits.line_search_bisections)
+                                            direction, penalty, n, limits.line_search_bisections,
+                                            linear)
             theta, outputs = theta + t * direction, outputs + t * moved_outputs
             if (t * float(moved_outputs.norm()) <= width_tol * max(float(outputs.norm()), 1e-300)
                     or (smooth_loss and before - after <= width_tol * abs(before))):
@@ -323,10 +333,13 @@ class CurvatureSketch:
         self.index = index
 
     def preconditioner(self, h: torch.Tensor):
-        """``r ↦ [P_1 r_1, …, P_C r_C]`` at the curvature weights ``h`` ``(n, C)``."""
+        """``r ↦ [P_1 r_1, …, P_C r_C]`` at the curvature weights ``h`` ``(n, C)``; a sketch of
+        more rows than features factors ``U_cU_cᵀ + αI`` itself (``sD²``), not by Woodbury."""
         n = h.shape[0]
         most = h.max(dim=1).values
         zone = self.order[most[self.order] >= self.share * float(most.max())]
+        if min(len(zone), self.size) > self.cache.n_features + 1:
+            return self._covariance(h, zone, n)
         self._draw(zone[:self.size])
         columns, scale = [], len(zone) / (len(self.index) * n)
         for c in range(h.shape[1]):
@@ -347,24 +360,50 @@ class CurvatureSketch:
         return apply
 
 
+    def _covariance(self, h: torch.Tensor, zone: torch.Tensor, n: int):
+        """``r ↦ P_c r_c`` with ``P_c = (U_cU_cᵀ + αI)⁻¹`` factored in the features' ``(D+1)²``
+        (the product in the features' precision, the factor in float64: no division by ``α``
+        here, unlike Woodbury's)."""
+        index = zone[:self.size]
+        V = augmented(self.cache.psi(index).mul_(self.cache.n_blocks**-0.5))  # Φ̃_S, (s, D+1)
+        scale = len(zone) / (len(index) * n)
+        factors = []
+        for c in range(h.shape[1]):
+            U = V * (h[index, c].double() * scale).sqrt().to(V.dtype)[:, None]
+            inner = (U.T @ U).double()
+            inner.diagonal().add_(self.alpha)
+            factors.append(jittered_cholesky(inner))
+
+        def apply(r: torch.Tensor) -> torch.Tensor:
+            r = r.double()
+            return torch.cat([torch.cholesky_solve(r[:, c:c + 1], factor)
+                              for c, factor in enumerate(factors)], dim=1)
+
+        return apply
+
+
 def _line_search(smooth, outputs, moved, targets, weight, theta, direction, penalty, n: int,
-                 bisections: int) -> tuple:
+                 bisections: int, linear: torch.Tensor | None = None) -> tuple:
     """``(t, F(θ), F(θ + td))``: the minimiser ``t ∈ [0, 1]`` of the convex ``F(θ + td)``
     along ``direction``, by bisection on its derivative (``bisections`` halvings) ``Σ_i w_i ℓ'(f_i + t(Φ̃d)_i)(Φ̃d)_i/n
     + Σ_j α_j(θ_j + td_j)d_j`` (from the outputs ``f + tΦ̃d``, no pass over the rows; the full
     step where the derivative is still negative at 1, 0 where it is not negative at 0):
     an envelope's curvature is a zone's, and Newton's full step overshoots the rows that
     leave it (a9a, the hinge: by backtracking, half steps one in two, 16 steps at the last
-    width; by bisection 7)."""
+    width; by bisection 7). ``linear``: ``F``'s linear term (:func:`newton_loss`)."""
+    along = 0.0 if linear is None else float((linear * direction).sum())
+    offset = 0.0 if linear is None else float((linear * theta).sum())
+
     def value(t: float) -> float:
         loss = smooth(outputs + t * moved, targets, need=0)[0]
         coef = theta + t * direction
-        return float((weight * loss).sum()) / n + 0.5 * float((penalty * coef.square()).sum())
+        return (float((weight * loss).sum()) / n + 0.5 * float((penalty * coef.square()).sum())
+                + offset + t * along)
 
     def slope(t: float) -> float:
         _, first, _ = smooth(outputs + t * moved, targets, need=1)
         return (float((weight * first * moved).sum()) / n
-                + float((penalty * (theta + t * direction) * direction).sum()))
+                + float((penalty * (theta + t * direction) * direction).sum()) + along)
 
     here = value(0.0)
     if slope(0.0) >= 0.0:
