@@ -346,7 +346,9 @@ class CurvatureSketch:
             weights = h[self.index, c].double()
             rows = torch.nonzero(weights >= self.share * float(weights.max())).reshape(-1)
             g = (weights[rows] * scale).sqrt()  # U_c = V_rows·diag(g)
-            inner = self.gram[rows][:, rows] * g[:, None] * g[None, :]
+            inner = self.gram if len(rows) == len(weights) else self.gram[rows][:, rows]
+            inner = inner * g[:, None]
+            inner *= g[None, :]
             inner.diagonal().add_(self.alpha)
             columns.append((rows, g, jittered_cholesky(inner)))
 
