@@ -4,7 +4,8 @@ they choose."""
 import pytest
 import torch
 
-from kernelstream.ops.linalg import WIDE_COLUMNS, narrow_matmul, symmetric_eigh, transposed_matmul
+from kernelstream.ops.linalg import (WIDE_COLUMNS, narrow_matmul, row_gram, symmetric_eigh,
+                                     transposed_matmul)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
@@ -28,6 +29,23 @@ def test_products_of_views_and_slices():
     part, V, U = A[:, 8:40], torch.randn(48, 3, dtype=torch.float64)[8:40], torch.randn(3, 64, dtype=torch.float64).T
     torch.testing.assert_close(narrow_matmul(part, V), part @ V)
     torch.testing.assert_close(transposed_matmul(part, U), part.T @ U)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
+def test_the_row_gram_is_the_product_with_the_transpose_exactly_symmetric(dtype):
+    """``AAᵀ`` of a row-major matrix, of a transposed view and of a column slice (syrk on the
+    CPU's float32 and float64, ``A @ Aᵀ`` otherwise): within the dtype's round-off of the
+    float64 product, in ``A``'s dtype, its two triangles equal."""
+    g = torch.Generator().manual_seed(3)
+    A = torch.randn(120, 70, generator=g, dtype=torch.float64)
+    for M in (A, A.T.contiguous().T, A[:, ::2]):
+        M = M.to(dtype)
+        exact = M.double() @ M.double().T
+        product = row_gram(M)
+        assert product.dtype == dtype and torch.equal(product, product.T)
+        scale = float(M.double().norm(dim=1).max()) ** 2
+        eps = torch.finfo(dtype).eps
+        assert float((product.double() - exact).abs().max()) <= 70 * eps * scale
 
 
 def test_symmetric_eigh_reconstructs():

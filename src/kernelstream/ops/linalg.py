@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["gaussian_gram", "narrow_matmul", "symmetric_eigh", "transposed_matmul"]
+__all__ = ["gaussian_gram", "narrow_matmul", "row_gram", "symmetric_eigh", "transposed_matmul"]
 
 #: from this many columns on, ``A @ B`` is as fast in either operand order (float64)
 WIDE_COLUMNS = 16
@@ -22,6 +22,26 @@ def symmetric_eigh(M: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
     values, vectors = eigh(M.numpy(force=True), driver="evd", check_finite=False)
     return torch.from_numpy(values), torch.from_numpy(vectors)
+
+
+def row_gram(A: torch.Tensor) -> torch.Tensor:
+    """``AAᵀ`` ``(m, m)`` in ``A``'s dtype for ``A`` ``(m, D)``, exactly symmetric.
+
+    CPU float32 and float64 take BLAS's symmetric rank-k update (``syrk``) through SciPy: one
+    triangle, half GEMM's ``m²D`` multiply-adds (1,500 × 4,096 float32, one thread: 67 against
+    120 ms), mirrored; other devices and dtypes ``A @ Aᵀ``, symmetrised."""
+    if A.device.type != "cpu" or A.dtype not in (torch.float32, torch.float64) or A.dim() != 2:
+        product = A @ A.T
+        return (product + product.T) / 2
+    from scipy.linalg import blas
+
+    syrk = blas.ssyrk if A.dtype == torch.float32 else blas.dsyrk
+    if _transposed_view(A):  # A itself column-major: syrk's C = AAᵀ as it lies
+        upper = syrk(1.0, A.T.numpy().T, trans=0)
+    else:  # row-major (m, D): its transpose is the column-major (D, m), C = (Aᵀ)ᵀAᵀ
+        upper = syrk(1.0, A.contiguous().numpy().T, trans=1)
+    upper = torch.from_numpy(upper).triu()
+    return upper + upper.triu(1).T
 
 
 def _transposed_view(A: torch.Tensor) -> bool:

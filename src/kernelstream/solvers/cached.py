@@ -22,7 +22,7 @@ import math
 import torch
 
 from ..features.base import FeatureMap
-from ..ops.linalg import narrow_matmul, transposed_matmul
+from ..ops.linalg import narrow_matmul, row_gram, transposed_matmul
 from .feature_rows import CHUNK_FLOATS, INTERCEPT_FEATURE, PARAM_BYTES, augmented
 
 #: a pass over the cache reads about this many floats per output column at a time (1 MB of
@@ -230,7 +230,7 @@ class FeatureCache:
         gram = memo[3]
         for part in self.parts[memo[2]:]:
             rows = part[index].to(torch.float64 if precise else self.X.dtype)
-            gram += (rows @ rows.T).double()
+            gram += row_gram(rows).double()
         self._sketch_gram = (index, precise, len(self.parts), gram)
         return gram
 
@@ -282,7 +282,7 @@ class SketchPreconditioner:
         if root is not None:  # each sketch row at its own relative weight: Φ̃_sᵀ√(c·r/s)
             U = U * root.to(U.dtype)[None, :]
         if self.covariance:
-            inner = (U @ U.T).double()
+            inner = row_gram(U).double()
         else:
             inner = cache.gram(index, precise) * (scale / cache.n_blocks) + scale * INTERCEPT_FEATURE**2
             if root is not None:
@@ -372,8 +372,7 @@ def exact_gram(Phi: torch.Tensor) -> torch.Tensor:
     """``ΦΦᵀ`` of few rows, float64: products in the features' precision (its round-off, which
     may leave it not quite positive semi-definite, is what :func:`jittered_cholesky` absorbs),
     symmetrised."""
-    gram = (Phi @ Phi.T).double()
-    return (gram + gram.T) / 2
+    return row_gram(Phi).double()
 
 
 def jittered_cholesky(M: torch.Tensor) -> torch.Tensor:

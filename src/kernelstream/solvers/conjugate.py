@@ -36,7 +36,7 @@ import torch
 
 from ..features.base import FeatureMap
 from ..losses import Loss
-from ..ops.linalg import narrow_matmul, symmetric_eigh, transposed_matmul
+from ..ops.linalg import narrow_matmul, row_gram, symmetric_eigh, transposed_matmul
 from .epochs import EpochControl, EpochState, FitResult, column_losses, record_epoch, start_state
 from .feature_rows import CHUNK_FLOATS, INTERCEPT_FEATURE, PARAM_BYTES, augmented, feature_matrix, row_chunks
 from .preconditioned import Preconditioner, monitored_validation
@@ -110,7 +110,7 @@ def _gram_eigen(feature_map, n_blocks, X):
 
     for j in range(0, n_blocks, group):
         Psi = blocks_of(j)[1]
-        gram += (Psi @ Psi.T).double()
+        gram += row_gram(Psi).double()
     kappa = float(torch.diagonal(gram).max())
     lam, U = symmetric_eigh(gram / s)
     del gram

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import torch
 
 from ..features.base import FeatureMap
-from ..ops.linalg import symmetric_eigh, transposed_matmul
+from ..ops.linalg import row_gram, symmetric_eigh, transposed_matmul
 from .feature_rows import INTERCEPT_FEATURE
 
 __all__ = ["DUAL_MAX_ROWS", "DualRidge", "DualSolution", "GramRows", "dual_ridge", "feature_gram", "gram_rows"]
@@ -166,7 +166,7 @@ def feature_gram(feature_map: FeatureMap, X: torch.Tensor, n_blocks: int) -> tor
     G = torch.zeros((X.shape[0], X.shape[0]), dtype=torch.float64, device=X.device)
     for blocks in _block_groups(feature_map, n_blocks):
         Phi = feature_map.features(X, blocks).reshape(X.shape[0], -1)
-        G += (Phi @ Phi.T).double()
+        G += row_gram(Phi).double()
     return G / n_blocks
 
 

@@ -24,7 +24,7 @@ import math
 
 import torch
 
-from ..ops.linalg import narrow_matmul, transposed_matmul
+from ..ops.linalg import narrow_matmul, row_gram, transposed_matmul
 from .cached import (ColumnSketchPreconditioner, RidgeSolve, exact_gram, jittered_cholesky,
                      restricted, ridge_dual_rows, ridge_pcg)
 from .feature_rows import INTERCEPT_FEATURE, augmented
@@ -329,7 +329,7 @@ class CurvatureSketch:
             self.gram = exact[2][index][:, index] + INTERCEPT_FEATURE**2
         else:
             rows = self.V[:-1].T
-            self.gram = (rows @ rows.T).double() + INTERCEPT_FEATURE**2
+            self.gram = row_gram(rows).double() + INTERCEPT_FEATURE**2
         self.index = index
 
     def preconditioner(self, h: torch.Tensor):

@@ -25,7 +25,7 @@ import math
 import torch
 
 from ..features.base import FeatureMap
-from ..ops.linalg import narrow_matmul, transposed_matmul
+from ..ops.linalg import narrow_matmul, row_gram, transposed_matmul
 from .cached import cache_bytes, chunk_rows, jittered_cholesky, normal_pass
 from .feature_rows import INTERCEPT_FEATURE
 
@@ -261,7 +261,7 @@ class NystroemCache:
         if positions is None:
             Psi = self._whitened(index)
             centres = self._are_centres(index)
-            gram = self._centres_gram(index) if centres else Psi @ Psi.T
+            gram = self._centres_gram(index) if centres else row_gram(Psi)
             where = torch.full((self.n_rows,), -1, dtype=torch.long, device=index.device)
             where[index] = torch.arange(len(index), device=index.device)
             self._sketch_gram = (Psi, (gram + gram.T) / 2, where, centres)

@@ -47,7 +47,7 @@ import torch
 
 from ..features.base import FeatureMap
 from ..losses import Loss
-from ..ops.linalg import narrow_matmul, symmetric_eigh, transposed_matmul
+from ..ops.linalg import narrow_matmul, row_gram, symmetric_eigh, transposed_matmul
 from .epochs import EpochControl, EpochState, FitResult, column_losses, record_epoch, start_state
 from .feature_rows import CHUNK_FLOATS, INTERCEPT_FEATURE, PARAM_BYTES, augmented, feature_matrix, row_chunks
 
@@ -189,7 +189,7 @@ def _gram_eigen(feature_map, n_blocks, X):
     for j in range(0, n_blocks, group):
         blocks = range(j, min(j + group, n_blocks))
         Psi = feature_map.features(X, blocks).reshape(s, -1).double() / n_blocks**0.5
-        gram += Psi @ Psi.T
+        gram += row_gram(Psi)
     lam, U = symmetric_eigh(gram / s)
     lam, U = lam.flip(0).clamp_min(0), U.flip(1)
     keep = lam > lam[0] * 1e-12
