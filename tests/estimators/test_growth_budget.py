@@ -74,6 +74,24 @@ def test_a_budget_in_seconds_stops_by_the_predicted_seconds():
     assert why and "past effort=" in why[0]
 
 
+def test_a_budget_in_seconds_sizes_the_subsample_by_its_predicted_seconds():
+    """A tight budget in seconds takes the fewest subsample rows, a loose one the most, each
+    priced at this machine's throughput (the plan, before any data is read)."""
+    from kernelstream.planning import DataShape, plan_fit
+    from kernelstream.planning.cost import predicted_selection
+    shape = DataShape(n_rows=30000, n_features=20, n_classes=2)
+    params = DSGClassifier(random_state=0).get_params()
+    measured = throughput.measured_throughput("cpu")
+    rows = {}
+    for seconds in (1e-6, 1e6):
+        plan = plan_fit("DSGClassifier", shape, {**params, "effort": seconds}, throughput=measured)
+        rows[seconds] = plan.selection_rows
+        assert plan.seconds_budget == seconds
+    assert rows[1e-6] == LIMITS.few_rows_subsample < rows[1e6]
+    tight = plan_fit("DSGClassifier", shape, {**params, "effort": 1e-6}, throughput=measured)
+    assert predicted_selection(tight, 20, rows[1e6]).seconds(measured) > 1e-6
+
+
 def test_the_model_does_not_depend_on_the_machines_speed():
     """The default budget counts work, not seconds: a machine measured ten times slower fits
     the same model with the same seed."""

@@ -33,6 +33,7 @@ from ..solvers.preconditioned import INTERCEPT_FEATURE, EpochControl
 from ..solvers.selection import (Problem, cross_validate, grow_features,
                                  race_bandwidths)
 from ..solvers.streams import rows_of, subset
+from ..solvers.throughput import measured_throughput
 from ._checkpointing import FitCheckpoint
 from ._progress import EpochProgress, closing
 from ._subsample import SubsampleMixin, cv_results
@@ -73,10 +74,12 @@ class ConvergingMixin(SubsampleMixin):
     def _note_plan(self, X) -> None:
         self._plan(X, warm=False)
 
-    def _plan(self, X, warm: bool, limits: FitLimits | None = None, **shape) -> FitPlan:
+    def _plan(self, X, warm: bool, limits: FitLimits | None = None, device=None,
+              **shape) -> FitPlan:
         """The :class:`~kernelstream.planning.FitPlan` of a fit on ``X`` with ``limits``
         (``None``: :data:`~kernelstream.planning.LIMITS`; ``shape`` overrides what ``X``
-        tells: a stream's counts), kept as ``fit_plan_``."""
+        tells: a stream's counts), kept as ``fit_plan_``; a budget in seconds (``effort`` a
+        number) is priced at ``device``'s measured throughput."""
         if limits is not None and not isinstance(limits, FitLimits):
             raise TypeError(f"limits must be a kernelstream.planning.FitLimits (a modified copy of "
                             f"LIMITS: dataclasses.replace(LIMITS, ...)), not {type(limits).__name__}.")
@@ -84,7 +87,11 @@ class ConvergingMixin(SubsampleMixin):
         shape = DataShape(**{"n_rows": X.shape[0], "n_features": X.shape[1],
                              "sparse": sp.issparse(X),
                              "n_classes": None if classes is None else len(classes), **shape})
-        self.fit_plan_ = plan_fit(type(self).__name__, shape, self.get_params(), warm=warm,
+        params = self.get_params()
+        seconds = not isinstance(params.get("effort", "auto"), str)
+        throughput = measured_throughput(device or resolve_device(self.device)) if seconds else None
+        self.fit_plan_ = plan_fit(type(self).__name__, shape, params, warm=warm,
+                                  throughput=throughput,
                                   **({} if limits is None else {"limits": limits}))
         return self.fit_plan_
 
@@ -102,7 +109,7 @@ class ConvergingMixin(SubsampleMixin):
             rng = run.random_state(check_random_state(self.random_state))
             seed = draw_seed(rng)  # drawn on warm starts too: the same validation rows
             device = self.device_ if warm else resolve_device(self.device)
-            plan = self._plan(X, warm, limits)  # once the device is known
+            plan = self._plan(X, warm, limits, device)  # once the device is known
             if not warm:
                 self.seed_ = seed
                 self.device_ = device

@@ -142,12 +142,14 @@ def lengthscale_work(rows: int, n_inputs: int, iterations: int) -> Work:
 
 
 def selection_rows(plan, n_inputs: int, least: int, most: int, budget: float,
-                   step: int = 128) -> int:
+                   step: int = 128, price=None) -> int:
     """The most subsample rows, a multiple of ``step`` in ``[least, most]``, whose predicted
-    selection work (:func:`predicted_selection`) fits ``budget`` units (``least`` where none
-    does): the choice costs at most what the full-size stages may."""
+    selection work (:func:`predicted_selection`) fits ``budget`` (``least`` where none does):
+    the choice costs at most what the full-size stages may. ``price``: a :class:`Work`'s cost
+    in the budget's unit (``None``: its work units; a budget in seconds, its seconds)."""
+    price = (lambda work: work.units(plan.limits)) if price is None else price
     rows = most
-    while rows > least and predicted_selection(plan, n_inputs, rows).units(plan.limits) > budget:
+    while rows > least and price(predicted_selection(plan, n_inputs, rows)) > budget:
         rows = max(least, (rows - 1) // step * step)
     return rows
 

@@ -63,7 +63,8 @@ def _budget_reasons(plan: FitPlan, params: dict, n_train: int) -> list[str]:
     """The growth's budget in words: seconds (``effort`` a number) or work units."""
     if plan.seconds_budget is not None:
         return [f"effort={plan.seconds_budget:g} CPU seconds: a doubling only where the seconds "
-                "predicted by this machine's throughput fit what is left"]
+                "predicted by this machine's throughput fit what is left; the subsample's rows "
+                "are the most whose selection's predicted seconds fit it"]
     if plan.growth_budget == float("inf"):
         return []
     return [f"effort={params.get('effort', 'auto')!r}: the full-size stages spend at most "

@@ -106,9 +106,11 @@ def _candidates(params: dict, limits: FitLimits) -> tuple[tuple | None, tuple, t
 
 
 def plan_fit(estimator: str, shape: DataShape, params: dict, *, warm: bool = False,
-             limits: FitLimits = LIMITS) -> FitPlan:
+             limits: FitLimits = LIMITS, throughput=None) -> FitPlan:
     """The plan of a ``fit`` of ``estimator`` (its class name) with ``params`` (its
-    ``get_params()``) on data of ``shape``; ``warm``: a warm start of a fitted model.
+    ``get_params()``) on data of ``shape``; ``warm``: a warm start of a fitted model;
+    ``throughput``: the machine's (:class:`~kernelstream.solvers.throughput.Throughput`), which
+    prices the selection against a budget in seconds (``effort`` a number).
 
     Pure: the same inputs give the same plan, with no data read. See :class:`FitPlan`.
     """
@@ -127,10 +129,11 @@ def plan_fit(estimator: str, shape: DataShape, params: dict, *, warm: bool = Fal
         return dataclasses.replace(_warm_plan(estimator, shape, params, limits, loss), limits=limits)
     if few_rows and engine_solves(loss):
         return _subsample_plan(estimator, shape, params, _engine_limits(params, limits), loss,
-                               few_rows=True)
+                               few_rows=True, throughput=throughput)
     if subsample and engine_solves(loss):
         if _cache_holds_a_block(shape, params, limits):
-            return _subsample_plan(estimator, shape, params, _engine_limits(params, limits), loss)
+            return _subsample_plan(estimator, shape, params, _engine_limits(params, limits), loss,
+                                   throughput=throughput)
         _check_cache_budget(shape, params, limits)
     _check_basis(shape, params, limits, loss)
     return dataclasses.replace(_epochs_plan(estimator, shape, params, limits, loss), limits=limits)
@@ -173,7 +176,8 @@ def _compared_losses(shape: DataShape, params: dict, loss: str) -> tuple[str, ..
     return ("squared",)
 
 
-def _subsample_plan(estimator, shape, params, limits, loss, few_rows: bool = False) -> FitPlan:
+def _subsample_plan(estimator, shape, params, limits, loss, few_rows: bool = False,
+                    throughput=None) -> FitPlan:
     scales, _, dual_alphas = _candidates(params, limits)
     nystroem = nystroem_basis(params, None if few_rows else shape)
     if nystroem and (few_rows or shape.sparse):
@@ -222,7 +226,7 @@ def _subsample_plan(estimator, shape, params, limits, loss, few_rows: bool = Fal
                    lengthscale_rows=limits.lengthscale_rows,
                    lengthscale_iterations=limits.lengthscale_iterations)
     if not few_rows and start < most and fraction is not None:  # a growth: its budget
-        plan = _with_budget(plan, params, limits, n_train)
+        plan = _with_budget(plan, params, limits, n_train, throughput)
     return dataclasses.replace(plan, reasons=subsample_reasons(plan, params, limits, n_train))
 
 
@@ -234,17 +238,30 @@ def _nystroem_fits(limits: FitLimits, n_train: int, size: int, blocks: int | Non
             and n_train >= limits.nystroem_rows_per_centre * centres * size)
 
 
-def _with_budget(plan: FitPlan, params: dict, limits: FitLimits, n_train: int) -> FitPlan:
+def _with_budget(plan: FitPlan, params: dict, limits: FitLimits, n_train: int,
+                 throughput=None) -> FitPlan:
     """A growth's plan with its budget (:func:`effort_budget`) and the subsample's rows the
-    budget affords (:func:`~.cost.selection_rows`: the choice costs at most as much)."""
+    budget affords (:func:`~.cost.selection_rows`: the choice costs at most as much; a budget
+    in seconds prices it at ``throughput``)."""
     units, seconds = effort_budget(params.get("effort", "auto"), n_train, limits)
     plan = dataclasses.replace(plan, growth_budget=units, seconds_budget=seconds)
-    if plan.selection == "none" or not math.isfinite(units):
+    if math.isfinite(units):
+        budget, price = limits.selection_share * units, None
+    elif seconds is not None and throughput is not None:
+        budget, price = limits.selection_share * seconds, throughput_price(throughput)
+    else:
+        return plan
+    if plan.selection == "none":
         return plan
     m = plan.selection_rows
     rows = selection_rows(plan, plan.shape.n_features, min(limits.few_rows_subsample, m), m,
-                          limits.selection_share * units)
+                          budget, price=price)
     return dataclasses.replace(plan, selection_rows=rows)
+
+
+def throughput_price(throughput):
+    """A :class:`~.cost.Work`'s predicted seconds at ``throughput``."""
+    return lambda work: work.seconds(throughput)
 
 
 def effort_budget(effort, n_train: int, limits: FitLimits) -> tuple[float, float | None]:
