@@ -5,6 +5,10 @@ any folder imports it as ``from support import ...``."""
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -47,3 +51,32 @@ def require_shared(path: Path = SHARED_DATA) -> None:
     if os.environ.get("CI") == "true":
         pytest.fail(f"{message}; CI=true: a missing data set fails the run", pytrace=False)
     pytest.skip(message)
+
+
+def _writes(path, process, count, timeout=120.0):
+    """Wait until ``path`` has been (re)written ``count`` times (each write is a new file)."""
+    seen, deadline = set(), time.monotonic() + timeout
+    while len(seen) < count and process.poll() is None and time.monotonic() < deadline:
+        try:
+            stat = os.stat(path)
+            seen.add((stat.st_ino, stat.st_mtime_ns))
+        except FileNotFoundError:
+            pass
+        time.sleep(0.002)
+    return len(seen)
+
+
+def kill_after_writes(script: str, path, count: int) -> None:
+    """Run ``script`` (one thread, ``path`` its argument) in a real process and SIGKILL it
+    once it has (re)written its checkpoint at ``path`` ``count`` times, while it still runs."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), OMP_NUM_THREADS="1")
+    process = subprocess.Popen([sys.executable, "-c", script, str(path)], env=env,
+                               stderr=subprocess.PIPE)
+    try:
+        writes = _writes(path, process, count=count)
+        assert process.poll() is None, process.stderr.read().decode()[-2000:]
+        process.send_signal(signal.SIGKILL)
+    finally:
+        process.kill()
+        process.wait()
+    assert writes == count and process.returncode == -signal.SIGKILL

@@ -13,7 +13,7 @@ from sklearn.datasets import dump_svmlight_file
 from kernelstream import DSGClassifier, GoGPRegressor, load
 from kernelstream.cli import main
 
-from support import ROOT, shared_dataset
+from support import ROOT, kill_after_writes, shared_dataset
 
 #: explicit small settings: the test takes seconds, and every number is the same on both sides
 SMALL = dict(sigma=4.0, alpha=1e-5, n_components=256, max_iter=3, batch_size=512)
@@ -307,3 +307,33 @@ def test_the_proba_error_names_the_classifiers_that_have_probabilities(tmp_path)
     assert result.exit_code == 2
     assert "DSGClassifier with its default loss or loss='logistic'" in result.stderr
     assert "holds a AOGDClassifier without it" in result.stderr
+
+
+_KILLED_CLI_FIT = """
+import sys
+from kernelstream.cli import main
+main(["fit", {csv!r}, "--task", "regression", "-p", "block_size=256", "-o", {out!r},
+      "--checkpoint", sys.argv[1], "--quiet"], standalone_mode=False)
+"""
+
+
+@pytest.mark.slow
+def test_a_checkpointed_fit_killed_and_resumed_is_the_fit_without_a_checkpoint(tmp_path):
+    """``fit --checkpoint`` of the engine's defaults in a real process killed with SIGKILL after
+    its first checkpoint (the choice); ``fit --resume`` of it writes the model that ``fit``
+    without a checkpoint writes, to the last bit of its predictions."""
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-3, 3, (20000, 2))
+    y = np.sin(3 * X[:, 0]) * np.cos(3 * X[:, 1]) + 0.05 * rng.standard_normal(20000)
+    csv_path = tmp_path / "train.csv"
+    np.savetxt(csv_path, np.column_stack([X, y]), delimiter=",", header="u,v,target", comments="")
+    killed = tmp_path / "killed.ckpt"
+    kill_after_writes(_KILLED_CLI_FIT.format(csv=str(csv_path), out=str(tmp_path / "never.kst")),
+                      killed, 1)
+    assert not (tmp_path / "never.kst").exists()
+    options = [csv_path, "--task", "regression", "-p", "block_size=256", "--quiet"]
+    run("fit", *options, "-o", tmp_path / "resumed.kst", "--resume", killed)
+    run("fit", *options, "-o", tmp_path / "whole.kst")
+    resumed, whole = load(tmp_path / "resumed.kst"), load(tmp_path / "whole.kst")
+    assert resumed.fit_plan_.stages[0]["stage"] == "features"  # the choice was read back
+    np.testing.assert_array_equal(resumed.predict(X), whole.predict(X))

@@ -3,10 +3,6 @@ the uninterrupted fit, bit for bit; damaged or foreign checkpoints are refused c
 
 import os
 import shutil
-import signal
-import subprocess
-import sys
-import time
 
 import numpy as np
 import pytest
@@ -21,7 +17,7 @@ from kernelstream.estimators._checkpointing import parse_every
 from kernelstream.io import CheckpointError, ModelFileError, load, load_checkpoint, save_checkpoint
 from kernelstream.solvers.selection import STAGE_EPOCHS
 
-from support import ROOT
+from support import kill_after_writes
 
 SMALL = dict(block_size=64, batch_size=256, random_state=0, solver="sgd")  # the epochs resume
 
@@ -185,42 +181,13 @@ DSGRegressor(**{params}, checkpoint=sys.argv[1]).fit(X.astype(np.float64), y.ast
 """
 
 
-def _writes(path, process, count, timeout=120.0):
-    """Wait until ``path`` has been (re)written ``count`` times (each write is a new file)."""
-    seen, deadline = set(), time.monotonic() + timeout
-    while len(seen) < count and process.poll() is None and time.monotonic() < deadline:
-        try:
-            stat = os.stat(path)
-            seen.add((stat.st_ino, stat.st_mtime_ns))
-        except FileNotFoundError:
-            pass
-        time.sleep(0.002)
-    return len(seen)
-
-
-def _kill_after_writes(script: str, path, count: int) -> None:
-    """Run ``script`` (one thread, ``path`` its argument) in a real process and SIGKILL it
-    once it has (re)written its checkpoint at ``path`` ``count`` times, while it still runs."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), OMP_NUM_THREADS="1")
-    process = subprocess.Popen([sys.executable, "-c", script, str(path)], env=env,
-                               stderr=subprocess.PIPE)
-    try:
-        writes = _writes(path, process, count=count)
-        assert process.poll() is None, process.stderr.read().decode()[-2000:]
-        process.send_signal(signal.SIGKILL)
-    finally:
-        process.kill()
-        process.wait()
-    assert writes == count and process.returncode == -signal.SIGKILL
-
-
 @pytest.mark.slow
 def test_sigkill_mid_fit_then_resume_gives_the_uninterrupted_model(tmp_path, snapshots):
     """A real process killed with SIGKILL in the middle of an epoch; its checkpoint resumes here."""
     params = dict(block_size=128, batch_size=512, random_state=0, n_components=512, max_iter=16, solver="sgd",
                   tol=None)
     path = tmp_path / "killed.ckpt"
-    _kill_after_writes(_KILLED_FIT.format(params=params), path, 4)  # the race's, epochs 1 to 3
+    kill_after_writes(_KILLED_FIT.format(params=params), path, 4)  # the race's, epochs 1 to 3
     X, y, _ = synthetic_regression(20000, random_state=1)
     X, y = X.astype(np.float64), y.astype(np.float64)
     resumed = DSGRegressor(**params, checkpoint=tmp_path / "resumed.ckpt").fit(X, y, resume=path)
@@ -246,7 +213,7 @@ def test_sigkill_of_an_engine_fit_then_resume_gives_the_fit_without_a_checkpoint
     checkpoint (the choice of sigma and alpha), in its feature sizes: resumed here it skips the
     choice and ends with the model of the same fit without a checkpoint, bit for bit."""
     path = tmp_path / "killed.ckpt"
-    _kill_after_writes(_KILLED_ENGINE_FIT, path, 1)
+    kill_after_writes(_KILLED_ENGINE_FIT, path, 1)
     rng = np.random.default_rng(1)
     X = rng.uniform(-3, 3, (20000, 2))
     y = np.sin(3 * X[:, 0]) * np.cos(3 * X[:, 1]) + 0.05 * rng.standard_normal(20000)
