@@ -98,6 +98,9 @@ BENCHMARKS: tuple[Benchmark, ...] = (
               "regression set) against Nystroem(1024) + ridge: error, CPU s, features, peak RSS",
               ("scaling.md",), quick=("--sizes", "10000", "--repeats", "1", "--sets",
                                       "classification")),
+    Benchmark("effort", "error against time by effort (the named levels and two budgets in "
+              "seconds) on a9a and friedman1 at 100,000 rows, against Nystroem(1024) + ridge",
+              ("effort.md", "effort.png"), quick=("--quick", "--repeats", "1")),
     Benchmark("small_end", "issue 51's small sets: the defaults against SVC(), a grid-searched SVC, "
               "Nystroem(1024)+Ridge, a KernelRidge grid and scikit-learn's GP, one thread",
               ("small_end.md",)),
