@@ -15,14 +15,13 @@ after one warm-up fit; the features kept and why the growth stopped; a plot of t
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import numpy as np
 
 from benchmarks.common.data import official_split
 from benchmarks.common.report import markdown_table, report_or_print
-from benchmarks.common.timing import measure, threads
+from benchmarks.common.timing import measure, shape_arguments, threads
 
 LEVELS = ("fast", "auto", "thorough")
 SECONDS = (1.0, 6.0)
@@ -124,11 +123,7 @@ def plot(results: list[dict], path: Path) -> None:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=None)
-    parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args(argv)
+    args = shape_arguments(__doc__, "effort.md", argv, repeats=2, quick="a9a's first 4,000 rows, two levels")
     with threads(1):
         results = [r for name in ("a9a", "friedman1") for r in set_rows(name, args.quick, args.repeats)]
     body = ["`effort` sets the work the growth of the features may spend (a level) or its CPU "

@@ -15,13 +15,10 @@ the share of training rows flagged (ν = 0.5 bounds it). Density ratio: ``p = N(
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-
 import numpy as np
 
 from benchmarks.common.report import markdown_table, report_or_print
-from benchmarks.common.timing import measure, threads
+from benchmarks.common.timing import measure, shape_arguments, threads
 
 TRUE_KL = 0.5 * (2 / 2.25 + 0.5 / 2.25 - 2 + 2 * np.log(2.25))
 
@@ -90,11 +87,7 @@ def ratio_rows(sizes, repeats: int) -> list[list]:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=None)
-    parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args(argv)
+    args = shape_arguments(__doc__, "novelty.md", argv, repeats=2, quick="the smallest sizes")
     with threads(1):
         one = one_class_rows((4000,) if args.quick else (4000, 40000), args.repeats)
         ratio = ratio_rows((2000,) if args.quick else (2000, 10000, 100000), args.repeats)

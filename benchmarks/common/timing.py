@@ -118,12 +118,13 @@ def milliseconds(fn: Callable[[], Any], repeats: int) -> tuple[float, float]:
     return 1e3 * timing.min("wall"), 1e3 * timing.median("wall")
 
 
-def shape_arguments(doc: str, result: str, argv=None):
-    """The arguments of a micro-benchmark over shapes: ``--repeats``, ``--quick`` (one small
-    shape) and ``--out DIR`` (writes ``DIR/result``)."""
+def shape_arguments(doc: str, result: str, argv=None, repeats: int = 5,
+                    quick: str = "one small shape: seconds"):
+    """The arguments of a benchmark over shapes or sizes: ``--repeats``, ``--quick`` (its
+    smallest case) and ``--out DIR`` (writes ``DIR/result``)."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--quick", action="store_true", help="one small shape: seconds")
+    parser.add_argument("--repeats", type=int, default=repeats)
+    parser.add_argument("--quick", action="store_true", help=quick)
     parser.add_argument("--out", type=Path, help=f"write DIR/{result}")
     return parser.parse_args(argv)
 
