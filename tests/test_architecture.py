@@ -113,6 +113,17 @@ def test_at_most_ten_percentages_are_left_in_the_source():
     assert len(percentages) <= 10, percentages
 
 
+def test_only_the_planner_reads_the_default_table():
+    """Outside :mod:`kernelstream.planning` no module imports ``LIMITS`` or reads one of its
+    fields: a fit runs on the table it was given (``fit(limits=...)``), carried by its plan."""
+    readers = [(name, node.lineno) for name, tree in TREES.items()
+               if not name.startswith("kernelstream.planning")
+               for node in ast.walk(tree)
+               if (isinstance(node, ast.Name) and node.id == "LIMITS")
+               or (isinstance(node, ast.ImportFrom) and any(a.name == "LIMITS" for a in node.names))]
+    assert readers == []
+
+
 def test_save_is_written_once_for_every_estimator():
     defined = [name for name, tree in TREES.items() for node in ast.walk(tree)
                if isinstance(node, ast.ClassDef)

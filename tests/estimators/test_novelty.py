@@ -143,3 +143,26 @@ def test_the_newton_density_ratio_chooses_alpha_and_normalises():
     rmse = np.sqrt(np.mean((chosen.log_ratio(x) - _true_log_ratio(x)) ** 2))
     sgd = DSGDensityRatio(solver="sgd", random_state=0).fit(p, q)
     assert rmse <= np.sqrt(np.mean((sgd.log_ratio(x) - _true_log_ratio(x)) ** 2)) + 0.01
+
+
+def test_a_changed_table_reaches_the_novelty_fits_without_patching():
+    """``fit(limits=...)`` runs the fit on that table (nothing patched): the one-class fit's
+    features are ``novelty_features``, the density ratio's ``α`` is chosen among
+    ``density_ratio_alphas``; a table of the wrong type is refused and changes nothing."""
+    import dataclasses
+
+    from kernelstream.planning import LIMITS
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1500, 2))
+    small = dataclasses.replace(LIMITS, novelty_features=256)
+    assert DSGOneClass(nu=0.1, random_state=0).fit(X, limits=small).n_components_ == 256
+    assert DSGOneClass(nu=0.1, random_state=0).fit(X).n_components_ == LIMITS.novelty_features
+    one = dataclasses.replace(LIMITS, density_ratio_alphas=(3e-3,))
+    ratio = DSGDensityRatio(random_state=0).fit(X, rng.normal(0, 2, size=(1500, 2)), limits=one)
+    assert ratio.alpha_ == 3e-3
+    fitted = DSGOneClass(nu=0.1, random_state=0).fit(X)
+    before = fitted.decision_function(X[:5])
+    with pytest.raises(TypeError, match="dataclasses.replace"):
+        fitted.fit(X, limits={"novelty_features": 256})
+    np.testing.assert_array_equal(fitted.decision_function(X[:5]), before)

@@ -23,7 +23,7 @@ from .._validation import Integral, Interval, Real, StrOptions, check_sample_wei
 from ..expansion import Expansion
 from ..glossary import constraints
 from ..features import build_feature_map, kernel_class
-from ..planning import LIMITS, feature_layout, max_feature_blocks, resolve_loss
+from ..planning import feature_layout, max_feature_blocks, resolve_loss
 from ..schedules import make_schedule
 from ..solvers import DSGConfig, dsg_step
 from ..rng import draw_seed
@@ -184,7 +184,7 @@ class DSGBase(StreamFitMixin, KernelEstimator):
         if self.max_iter != "auto":
             return int(self.max_iter)
         steps_per_epoch = max(1, round(n_samples / self.batch_size))
-        return max(1, math.ceil(getattr(self, "min_steps", LIMITS.min_steps) / steps_per_epoch))
+        return max(1, math.ceil(getattr(self, "min_steps", self._limits().min_steps) / steps_per_epoch))
 
     def _batches(self, n_samples: int, n_epochs: int, rng: np.random.RandomState):
         """Row indices of each mini-batch: ``round(n/b)`` near-equal batches per epoch."""
@@ -224,8 +224,9 @@ class DSGBase(StreamFitMixin, KernelEstimator):
             wt = torch.as_tensor(wb, dtype=dtype, device=device)
             yield Xb.shape[0], dsg_step(expansion, loss, Xt, yt, wt, config)
 
-    def _fit(self, X, y, sample_weight=None):
+    def _fit(self, X, y, sample_weight=None, limits=None):
         with self._unchanged_on_error():
+            self._use_limits(limits)
             X, y, sample_weight = self._validated(X, y, sample_weight, first=True)
             self._note_plan(X)
             rng = check_random_state(self.random_state)

@@ -25,7 +25,7 @@ from ..expansion import Expansion
 from ..features import make_feature_map, resolve_bandwidth
 from ..glossary import sigma_constraint
 from ..ops.sparse import CSRRows, keeps_sparse
-from ..planning import LIMITS, DataShape, FitLimits, FitPlan, dual_layout, is_auto, plan_fit
+from ..planning import DataShape, FitLimits, FitPlan, dual_layout, fit_limits, is_auto, plan_fit
 from ..rng import draw_seed
 from ..solvers.conjugate import QUADRATIC_LOSSES
 from ..solvers.subsample_choice import dual_candidates
@@ -69,10 +69,10 @@ class ConvergingMixin(SubsampleMixin):
         return {**super()._state_builders(device), "fit_plan_": FitPlan.from_state}
 
     def _one_pass_alpha(self) -> float:
-        return LIMITS.one_pass_alpha if self.alpha == "auto" else float(self.alpha)
+        return self._limits().one_pass_alpha if self.alpha == "auto" else float(self.alpha)
 
     def _note_plan(self, X) -> None:
-        self._plan(X, warm=False)
+        self._plan(X, False, self._limits())
 
     def _plan(self, X, warm: bool, limits: FitLimits | None = None, device=None,
               **shape) -> FitPlan:
@@ -80,9 +80,6 @@ class ConvergingMixin(SubsampleMixin):
         (``None``: :data:`~kernelstream.planning.LIMITS`; ``shape`` overrides what ``X``
         tells: a stream's counts), kept as ``fit_plan_``; a budget in seconds (``effort`` a
         number) is priced at ``device``'s measured throughput."""
-        if limits is not None and not isinstance(limits, FitLimits):
-            raise TypeError(f"limits must be a kernelstream.planning.FitLimits (a modified copy of "
-                            f"LIMITS: dataclasses.replace(LIMITS, ...)), not {type(limits).__name__}.")
         classes = getattr(self, "classes_", None)
         shape = DataShape(**{"n_rows": X.shape[0], "n_features": X.shape[1],
                              "sparse": sp.issparse(X),
@@ -91,8 +88,7 @@ class ConvergingMixin(SubsampleMixin):
         seconds = not isinstance(params.get("effort", "auto"), str)
         throughput = measured_throughput(device or resolve_device(self.device)) if seconds else None
         self.fit_plan_ = plan_fit(type(self).__name__, shape, params, warm=warm,
-                                  throughput=throughput,
-                                  **({} if limits is None else {"limits": limits}))
+                                  throughput=throughput, limits=fit_limits(limits))
         return self.fit_plan_
 
     def _one_pass_sigma(self):
@@ -100,6 +96,7 @@ class ConvergingMixin(SubsampleMixin):
 
     def _fit_preconditioned(self, X, y, sample_weight, resume=None, limits=None):
         with self._unchanged_on_error(), closing(self._progress()) as progress:
+            limits = self._use_limits(limits)
             warm = self.warm_start and hasattr(self, "expansion_") and hasattr(self, "alpha_")
             if warm:
                 self._check_continuable("a warm start")

@@ -32,6 +32,7 @@ from .._threads import respects_n_jobs
 from .._validation import check_magnitude
 from ..features import KERNELS, kernel_class
 from ..features.additive import check_non_negative
+from ..planning.limits import FitLimits, fit_limits
 from ._rollback import unchanged_on_error
 
 __all__ = ["KernelEstimator", "THREADED_METHODS"]
@@ -50,6 +51,8 @@ class KernelEstimator(EstimatorState, BaseEstimator):
     _mutable_state: ClassVar[tuple[str, ...]] = ()
     #: old parameter name -> new one: refused with a message naming the new one
     _renamed_parameters: ClassVar[dict[str, str]] = {}
+    #: the planner's table of the last ``fit`` (``fit(limits=...)``; ``None``: the default)
+    _fit_limits: FitLimits | None = None
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -59,6 +62,16 @@ class KernelEstimator(EstimatorState, BaseEstimator):
             method = cls.__dict__.get(name)
             if inspect.isfunction(method):
                 setattr(cls, name, respects_n_jobs(method))
+
+    def _use_limits(self, limits: FitLimits | None) -> FitLimits:
+        """Check ``limits`` and keep them as the table of the fit in progress (call it inside
+        :meth:`_unchanged_on_error`: a failed fit keeps the table it had)."""
+        self._fit_limits = fit_limits(limits)
+        return self._fit_limits
+
+    def _limits(self) -> FitLimits:
+        """The planner's table of this model: its last fit's, else the default."""
+        return fit_limits(self._fit_limits)
 
     @contextmanager
     def _unchanged_on_error(self, mutable: tuple[str, ...] | None = None):

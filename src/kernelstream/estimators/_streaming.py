@@ -38,7 +38,7 @@ from .._validation import check_magnitude
 from ..data import Chunk, Source
 from ..distributed import Communicator
 from ..features import kernel_class, make_feature_map
-from ..planning import LIMITS, chooses
+from ..planning import chooses
 from ..rng import draw_seed
 from ..solvers.selection import Problem, grow_features
 from ..solvers.streams import StreamProblem, StreamValidation, rows_of
@@ -69,11 +69,11 @@ class StreamFitMixin:
     def _fit_source(self, data, y=None, sample_weight=None, classes=None, limits=None):
         """``fit`` on a stream (a ``kernelstream.data`` source, a shard of one under
         ``torch.distributed``, or a ShardGroup); ``limits`` the planner's table (``None``:
-        :data:`~kernelstream.planning.LIMITS`)."""
+        the default, :data:`~kernelstream.planning.LIMITS`)."""
         check_arrays_absent(y, sample_weight)
         if getattr(self, "solver", "one_pass") != "one_pass":
             return self._fit_preconditioned_stream(data, classes, limits)
-        return self._fit_one_pass_stream(data, classes)
+        return self._fit_one_pass_stream(data, classes, limits)
 
     # -- chunks ------------------------------------------------------------------------------
     def _chunk_converter(self, stats, locate) -> ChunkConverter:
@@ -175,18 +175,18 @@ class StreamFitMixin:
         the sampled rows that choose ``σ`` and ``α``."""
         sample, held = stats.samples[0].sample(), stats.samples[1].sample()
         n_sample = 0 if sample is None else len(sample.row_ids)
-        n_held = 0 if held is None else min(len(held.row_ids), LIMITS.validation_sample_rows)
+        n_held = 0 if held is None else min(len(held.row_ids), self._limits().validation_sample_rows)
         n_rows = sum(train + val for train, val in stats.reader_rows)
         X = sp.csr_matrix((0, whole.n_features)) if sample is not None and sp.issparse(sample.X) else \
             np.empty((0, whole.n_features))
-        return self._plan(X, warm, n_rows=n_rows, stream=True, n_train=stats.n_train,
+        return self._plan(X, warm, self._limits(), n_rows=n_rows, stream=True, n_train=stats.n_train,
                                selection_rows=n_sample + n_held)
 
     def _sample_problems(self, stats, convert: ChunkConverter) -> tuple[Problem, Problem]:
         """The sample as in-memory problems: training rows with the held-out sample as
         validation, and every sampled row (for cross-validation)."""
         train, held = stats.samples[0].sample(), stats.samples[1].sample()
-        held = None if held is None else take(held, slice(0, LIMITS.validation_sample_rows))
+        held = None if held is None else take(held, slice(0, self._limits().validation_sample_rows))
         X, y, w = convert(train, dense=False)
         validation = None if held is None or not len(held.row_ids) else convert(held, dense=False)
         if validation is None and chooses(self.get_params()):
@@ -242,7 +242,8 @@ class StreamFitMixin:
         """How many held-out rows the first pass keeps: as many as ``validation_bytes`` holds
         (:class:`~kernelstream.planning.FitLimits`)."""
         row_bytes = (whole.n_features + 2) * torch.empty((), dtype=self._torch_dtype()).element_size()
-        return max(LIMITS.validation_sample_rows, LIMITS.validation_bytes // row_bytes)
+        limits = self._limits()
+        return max(limits.validation_sample_rows, limits.validation_bytes // row_bytes)
 
     def _rows_in_memory(self, readers, whole: Source, budget: int) -> Chunk | None:
         """Every row of ``readers`` read in one pass and checked (errors name the file and
@@ -286,10 +287,11 @@ class StreamFitMixin:
         with self._unchanged_on_error():
             if not self.warm_start:
                 self._validate_params()
-            if self._fit_stream_in_memory(data, classes, LIMITS if limits is None else limits):
+            if self._fit_stream_in_memory(data, classes, self._use_limits(limits)):
                 return self
         readers, comm, whole = readers_of(data)
         with self._unchanged_on_error():
+            limits = self._use_limits(limits)
             warm = (self.warm_start and hasattr(self, "expansion_")
                     and hasattr(self, "alpha_"))
             if not warm:
@@ -300,7 +302,7 @@ class StreamFitMixin:
             holdout = self.validation_fraction if needs_holdout else None
             split_seed = seed % 2**31
             stats = first_pass(readers, comm, holdout, split_seed, split_seed + 1,
-                               (LIMITS.sample_rows, self._held_out_rows(whole)), label_kind(self))
+                               (limits.sample_rows, self._held_out_rows(whole)), label_kind(self))
             if warm:
                 if label_kind(self) == "classes":
                     check_labels_known(whole, stats, self.classes_, "classes_")
@@ -327,7 +329,7 @@ class StreamFitMixin:
             self._pending = None
         return self
 
-    def _fit_one_pass_stream(self, data, classes=None):
+    def _fit_one_pass_stream(self, data, classes=None, limits=None):
         """``fit`` of the one-pass solver (Algorithm 1) on a stream: the first pass (labels, the
         bandwidth's sample), then ``max_iter`` epochs of the source's chunks of ``batch_size``."""
         readers, comm, whole = readers_of(data)
@@ -338,7 +340,8 @@ class StreamFitMixin:
         with self._unchanged_on_error():
             self._validate_params()
             self._check_params()
-            stats = first_pass(readers, comm, None, 0, 1, (LIMITS.sample_rows, 0), label_kind(self))
+            limits = self._use_limits(limits)
+            stats = first_pass(readers, comm, None, 0, 1, (limits.sample_rows, 0), label_kind(self))
             rng = check_random_state(self.random_state)
             self._stream_start(whole, stats, 0, classes)
             expansion = self._start(stats.samples[0].sample().X, None, rng)

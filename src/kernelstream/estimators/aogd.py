@@ -16,7 +16,6 @@ from .._validation import Integral, Interval, Real, StrOptions
 from ..glossary import constraints
 from ..distributed import Communicator
 from ..features import build_feature_map
-from ..planning import LIMITS
 from ..schedules import SCHEDULES, make_schedule
 from ..solvers.pairwise import (PAIRWISE_LOSSES, PairwiseState, aogd_chunk, bernoulli_coins,
                                 pairwise_stream)
@@ -165,14 +164,17 @@ class AOGDClassifier(ClassifierMixin, KernelEstimator):
         assign_parameters(self, locals())
 
     # -- public API ----------------------------------------------------------------------
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, *, limits=None):
         """``max_iter`` passes of Algorithm 1 over ``(X, y)`` from a fresh model; ``X`` may be
-        a source of :mod:`kernelstream.data` (its labels inside; each pass reads its chunks)."""
+        a source of :mod:`kernelstream.data` (its labels inside; each pass reads its chunks,
+        the bandwidth from a sample of ``limits.sample_rows``; ``limits``: the planner's table,
+        :class:`~kernelstream.planning.FitLimits`, ``None`` the default)."""
         if is_source(X):
             check_arrays_absent(y)
-            return self._fit_source(X)
+            return self._fit_source(X, limits)
         with self._unchanged_on_error():
             self._validate_params()
+            self._use_limits(limits)
             X = self._validate_X(X, reset=True)
             y = self._encode(y, first=True)
             check_consistent_length(X, y)
@@ -188,13 +190,14 @@ class AOGDClassifier(ClassifierMixin, KernelEstimator):
             self.n_iter_ = self.max_iter
         return self
 
-    def _fit_source(self, data):
+    def _fit_source(self, data, limits=None):
         """AOGD's ``fit`` on a stream: a first pass (labels, a sample for the bandwidth), then
         ``max_iter`` passes, each reading the source's chunks (``chunks(epoch)``) in order."""
         source = whole_source(data, type(self).__name__)
         with self._unchanged_on_error():
             self._validate_params()
-            stats = first_pass([source], Communicator(), None, 0, 1, (LIMITS.sample_rows, 0), "classes")
+            limits = self._use_limits(limits)
+            stats = first_pass([source], Communicator(), None, 0, 1, (limits.sample_rows, 0), "classes")
             sample = stats.samples[0].sample()
             if sample is None or not stats.has_labels:
                 raise ValueError(f"{source!r} has no labelled rows; open it with label=.")

@@ -130,7 +130,7 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
                              "classes.")
         if self.solver == "one_pass":
             refuse_checkpoints(self, resume)
-            return self._fit(X, y, sample_weight)
+            return self._fit(X, y, sample_weight, limits)
         return self._fit_preconditioned(X, y, sample_weight, resume, limits)
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):

@@ -19,7 +19,7 @@ from .._device import resolve_device, to_tensor
 from .._threads import resolve_n_jobs
 from .._validation import Integral, Interval, Real, StrOptions, check_magnitude
 from ..glossary import constraints, sigma_constraint
-from ..planning import LIMITS, DataShape, plan_gaussian_process
+from ..planning import DataShape, plan_gaussian_process
 from ..features import KERNELS, FeatureMap, build_feature_map, kernel_class, resolve_bandwidth
 from ..solvers.gogp import GoGPKernelState
 from ..solvers.gogp_rf import GoGPFeatureState
@@ -190,11 +190,12 @@ class GoGPRegressor(RegressorMixin, KernelEstimator):
         assign_parameters(self, locals())
 
     # -- public API -----------------------------------------------------------------------
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, *, limits=None):
         """Warm start on the first ``warmup_fraction`` fraction, then one online pass over the rest.
 
         ``X`` may be a source of :mod:`kernelstream.data`, read whole in file order (the warm
-        start takes its first rows).
+        start takes its first rows); ``limits``: the planner's table
+        (:class:`~kernelstream.planning.FitLimits`, ``None`` the default), kept in ``fit_plan_``.
         """
         X, y, weight = arrays_of(X, y)
         if weight is not None:
@@ -203,13 +204,15 @@ class GoGPRegressor(RegressorMixin, KernelEstimator):
         with self._unchanged_on_error():
             self._validate_params()
             self._check_params()
+            limits = self._use_limits(limits)
             X, y = self._validate(X, y, reset=True)
             for name in [n for n in vars(self) if n.endswith("_") and not n.startswith("__")]:
                 if name not in ("n_features_in_", "feature_names_in_"):
                     delattr(self, name)
             n = X.shape[0]
             self.fit_plan_ = plan_gaussian_process(
-                type(self).__name__, DataShape(n_rows=n, n_features=X.shape[1]), self.get_params())
+                type(self).__name__, DataShape(n_rows=n, n_features=X.shape[1]), self.get_params(),
+                limits=limits)
             n_warm = min(n, max(1, round(self.warmup_fraction * n))) if self.warmup_fraction > 0 else 0
             rng = check_random_state(self.random_state)
             self._initialise(X, y, n_total=n, rng=rng)
@@ -295,7 +298,7 @@ class GoGPRegressor(RegressorMixin, KernelEstimator):
         (:class:`~kernelstream.planning.FitLimits`), the feature map and the state."""
         self.device_ = self._resolve_device()
         self.seed_ = draw_seed(rng)
-        rows = slice(0, min(X.shape[0], LIMITS.gogp_evidence_rows))
+        rows = slice(0, min(X.shape[0], self._limits().gogp_evidence_rows))
         self._set_hyperparameters(X[rows], y[rows])
         self.feature_map_ = self._feature_map(X, self.sigma_)
         z_max = float(np.max(np.abs((y[rows] - self.y_offset_) / self.y_scale_))) or 1.0

@@ -318,13 +318,14 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
         assign_parameters(self, locals())
 
     # -- public API -----------------------------------------------------------------------
-    def fit(self, X, y=None, X_variance=None):
+    def fit(self, X, y=None, X_variance=None, *, limits=None):
         """Hyper-parameters (what is "auto") and the posterior of the GP on ``(X, y)``.
 
         ``X_variance`` (route (a)): the points where the variance is wanted; with
         ``variance_method="auto"`` giving it selects route (a), otherwise route (c). ``X`` may
         be a source of :mod:`kernelstream.data` (read whole: the posterior needs every row)
-        or sparse (densified: the solver holds ``X``).
+        or sparse (densified: the solver holds ``X``). ``limits``: the planner's table
+        (:class:`~kernelstream.planning.FitLimits`, ``None`` the default), kept in ``fit_plan_``.
         """
         X, y, weight = arrays_of(X, y)
         if weight is not None:
@@ -332,6 +333,7 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
                              "source without weight=.")
         with self._unchanged_on_error():
             self._validate_params()
+            self._use_limits(limits)
             X, y = self._check_X(X, y, reset=True, magnitude=np.dtype(self.dtype),
                                  dtype=(np.float64,), dense=True, y_numeric=True, multi_output=True)
             if X_variance is not None:
@@ -407,7 +409,8 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
             params["sigma"] = "lengthscales"
         self._check_solver(X_variance is not None)
         self.fit_plan_ = plan_gaussian_process(type(self).__name__, shape, params,
-                                               test_points=X_variance is not None)
+                                               test_points=X_variance is not None,
+                                               limits=self._limits())
         self.variance_method_, self.solver_ = self.fit_plan_.route, self.fit_plan_.solve
         self._check_fit_memory(X.shape[0], 0 if X_variance is None else X_variance.shape[0])
         self._set_hyperparameters(X, Y)

@@ -26,7 +26,6 @@ from ..solvers.cached import restricted
 from ..solvers.novelty import (density_ratio_newton, density_ratio_path, one_class_newton,
                                seeded_order)
 from .._state import random_state_from_state
-from ..planning import LIMITS
 from ._base import DSGBase, assign_parameters
 from ._sources import arrays_of, check_arrays_absent, is_source
 
@@ -49,8 +48,8 @@ class _NewtonFit:
 
     def _fit_newton(self, X, solve) -> None:
         """Draw the map from ``X``, cache its features and load ``solve(cache, order,
-        limits, max_steps)``'s ``θ`` as the model."""
-        limits = LIMITS
+        limits, max_steps)``'s ``θ`` as the model (``limits``: the table of :meth:`_use_limits`)."""
+        limits = self._limits()
         expansion = self._start(X, None, check_random_state(self.random_state))
         feature_map = expansion.feature_map
         r = feature_map.block_size
@@ -132,18 +131,21 @@ class DSGOneClass(_NewtonFit, OutlierMixin, DSGBase):
 
     fit_intercept = True  # the offset τ is the (negated) intercept
 
-    def fit(self, X, y=None, sample_weight=None):
+    def fit(self, X, y=None, sample_weight=None, *, limits=None):
         """Fit on the rows of ``X`` (all assumed normal), an array or a source of
-        :mod:`kernelstream.data` (streamed: :mod:`~kernelstream.estimators._streaming`)."""
+        :mod:`kernelstream.data` (streamed: :mod:`~kernelstream.estimators._streaming`);
+        ``limits``: the planner's table (:class:`~kernelstream.planning.FitLimits`, ``None``
+        the default), as in :meth:`DSGRegressor.fit`."""
         source = is_source(X)
         if not self._newton_route(source):
             if source:  # the doubly stochastic steps, one pass over the stream
                 check_arrays_absent(None, sample_weight)
-                return self._fit_one_pass_stream(X, None)
-            return self._fit(X, None, sample_weight)
+                return self._fit_one_pass_stream(X, None, limits)
+            return self._fit(X, None, sample_weight, limits)
         if source:
             X, _, sample_weight = arrays_of(X)
         with self._unchanged_on_error():
+            self._use_limits(limits)
             X, _, weight = self._validated(X, None, sample_weight, first=True)
             self._fit_newton(X, lambda cache, order, limits, steps: one_class_newton(
                 cache, self.nu, order, limits, steps, weight=torch.as_tensor(weight)))
@@ -253,11 +255,13 @@ class DSGDensityRatio(_NewtonFit, DSGBase):
 
     fit_intercept = True  # the normalising constant
 
-    def fit(self, X_p, X_q):
+    def fit(self, X_p, X_q, *, limits=None):
         """Fit ``log p/q`` from a numerator sample ``X_p`` and a denominator sample ``X_q``
-        (arrays, or sources of :mod:`kernelstream.data` read whole)."""
+        (arrays, or sources of :mod:`kernelstream.data` read whole); ``limits``: the planner's
+        table (:class:`~kernelstream.planning.FitLimits`, ``None`` the default)."""
         X_p, X_q = arrays_of(X_p)[0], arrays_of(X_q)[0]
         with self._unchanged_on_error():
+            self._use_limits(limits)
             X_p, X_q = self._validate_pair(X_p, X_q, first=True)
             if self._newton_route(False):
                 numerator = torch.arange(X_p.shape[0] + X_q.shape[0]) < X_p.shape[0]
@@ -270,7 +274,7 @@ class DSGDensityRatio(_NewtonFit, DSGBase):
             rng = check_random_state(self.random_state)
             expansion = self._start(_stacked(X_p[:1000], X_q[:1000]), None, rng)
             steps = self._pair_steps(X_p, X_q)
-            n_epochs = max(1, math.ceil(LIMITS.min_steps / steps)) if self.max_iter == "auto" else self.max_iter
+            n_epochs = max(1, math.ceil(self._limits().min_steps / steps)) if self.max_iter == "auto" else self.max_iter
             self._run_pair(expansion, X_p, X_q, steps * n_epochs, rng)
             self._set_fitted(expansion, n_epochs)
             self._rng_state, self.alpha_ = rng, self._one_pass_alpha()
@@ -317,7 +321,7 @@ class DSGDensityRatio(_NewtonFit, DSGBase):
         return density_ratio_newton(cache, numerator, alpha, order, limits, steps, start)
 
     def _one_pass_alpha(self) -> float:
-        return LIMITS.one_pass_alpha if self.alpha == "auto" else float(self.alpha)
+        return self._limits().one_pass_alpha if self.alpha == "auto" else float(self.alpha)
 
     def _pair_steps(self, X_p, X_q) -> int:
         """Steps of one pass: the larger sample in half-batches."""

@@ -263,7 +263,7 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
             return self._fit_source(X, y, sample_weight, limits=limits)
         if self.solver == "one_pass":
             refuse_checkpoints(self, resume)
-            return self._fit(X, y, sample_weight)
+            return self._fit(X, y, sample_weight, limits)
         return self._fit_preconditioned(X, y, sample_weight, resume, limits)
 
     def partial_fit(self, X, y, sample_weight=None):

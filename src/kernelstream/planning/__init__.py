@@ -22,7 +22,7 @@ from .budget import (DUAL_LOSSES, ENGINE_SOLVERS, cache_dtype, chooses, default_
                      dual_features, dual_layout, engine_solves, feature_layout, is_auto,
                      looks_back, max_feature_blocks, nystroem_basis)
 from .gaussian_process import GaussianProcessPlan, plan_gaussian_process
-from .limits import LIMITS, FitLimits, default_cache_bytes
+from .limits import LIMITS, FitLimits, default_cache_bytes, fit_limits
 from .plan import DataShape, FitPlan
 from .routes import plan_fit, resolve_loss, resolve_precond_eps
 
@@ -30,4 +30,4 @@ __all__ = ["is_auto", "FitLimits", "FitPlan", "GaussianProcessPlan", "DataShape"
            "plan_gaussian_process", "default_features", "dual_features", "max_feature_blocks",
            "feature_layout", "dual_layout", "resolve_loss", "resolve_precond_eps", "chooses",
            "cache_dtype", "nystroem_basis", "looks_back", "engine_solves", "default_cache_bytes",
-           "DUAL_LOSSES", "ENGINE_SOLVERS"]
+           "DUAL_LOSSES", "ENGINE_SOLVERS", "fit_limits"]

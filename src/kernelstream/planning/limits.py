@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from ..solvers.direct import DIRECT_MAX_FEATURES
 from ..solvers.dual import DUAL_MAX_ROWS
 
-__all__ = ["FitLimits", "LIMITS", "default_cache_bytes"]
+__all__ = ["FitLimits", "LIMITS", "default_cache_bytes", "fit_limits"]
 
 
 def default_cache_bytes(most: int = 8 * 2**30) -> int:
@@ -275,3 +275,15 @@ class FitLimits:
 
 #: the limits every estimator plans with
 LIMITS = FitLimits()
+
+
+def fit_limits(limits: FitLimits | None = None) -> FitLimits:
+    """The table a fit runs with: ``limits`` (a modified copy of :data:`LIMITS`,
+    ``dataclasses.replace(LIMITS, ...)``), or :data:`LIMITS` for ``None``; the one place a fit
+    reads the default table."""
+    if limits is None:
+        return LIMITS
+    if not isinstance(limits, FitLimits):
+        raise TypeError(f"limits must be a kernelstream.planning.FitLimits (a modified copy of "
+                        f"LIMITS: dataclasses.replace(LIMITS, ...)), not {type(limits).__name__}.")
+    return limits
