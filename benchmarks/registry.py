@@ -137,6 +137,8 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     # -- data at scale ------------------------------------------------------------------------
     Benchmark("scale.sparse_a9a", "a9a from LIBSVM files: densified, CSR and streamed; error, "
               "time, peak RSS", ("sparse_a9a.md", "sparse_a9a.json")),
+    Benchmark("scale.ranks", "a9a as two LIBSVM shards: in memory, streamed by one process, "
+              "and two torchrun ranks on the engine; wall, CPU, error", ("ranks.md",)),
     Benchmark("scale.stream", "one epoch's rows/s with 1 and 2 processes and the RSS of a fit "
               "streaming a generated CSV or Parquet file",
               ("stream.md", "stream.json", "stream_memory.png", "stream_throughput.md",

@@ -2,7 +2,10 @@
 ``RANK``, ``WORLD_SIZE``, ``MASTER_ADDR`` and ``MASTER_PORT`` set).
 
 ``fit``: a classifier (bandwidth and α chosen) and a regressor (features grown) on shards of
-CSV files; rank k writes ``rank{k}.npz`` (coefficients, predictions, block-split predictions).
+CSV files read as streams; rank k writes ``rank{k}.npz`` (coefficients, predictions, block-split
+predictions). ``engine``: both with their defaults on shards that fit in memory (the engine,
+its products summed over ranks); rank k writes ``engine{k}.npz`` (its rows, the predictions,
+the plan).
 ``long``: a fit that runs until it is killed. ``bad``: a fit on a file with a bad line.
 ``badsvm``: README's ``train.py`` on ``part-*.svm``, one file with a bad line (one rank's
 shard). ``glob``: README's ``train.py`` on a glob that matches nothing.
@@ -60,9 +63,30 @@ def summary(clf, reg, X_test, Z_test) -> dict:
                 reg_alpha=reg.alpha_, n_iter=(clf.n_iter_, reg.n_iter_))
 
 
+def engine_fits(data: Path, shard) -> dict:
+    """``DSGClassifier()`` on moons and ``DSGRegressor()`` on the wave, each on this rank's
+    shard: the rows it read, the test predictions, the plan and its stages' names."""
+    from kernelstream import DSGClassifier, DSGRegressor
+    from kernelstream.data import open_source
+    from kernelstream.estimators._first_pass import concat_chunks
+
+    test, result = np.load(data / "test.npz"), {}
+    for name, model, X_test in (("moons", DSGClassifier(random_state=0), "X"),
+                                ("wave", DSGRegressor(random_state=0), "Z")):
+        source = shard(open_source(data / f"{name}.csv", label=-1, **SOURCE))
+        model.fit(source)
+        rows = concat_chunks(list(source.blocks()))
+        predict = model.decision_function if name == "moons" else model.predict
+        result.update({f"{name}_X": rows.X, f"{name}_y": rows.y,
+                       f"{name}_predicted": predict(test[X_test]),
+                       f"{name}_plan": str(model.fit_plan_),
+                       f"{name}_stages": [s["stage"] for s in model.fit_plan_.stages]})
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("mode", choices=["fit", "long", "bad", "badsvm", "glob"])
+    parser.add_argument("mode", choices=["fit", "engine", "long", "bad", "badsvm", "glob"])
     parser.add_argument("data", type=Path)
     parser.add_argument("out", type=Path)
     args = parser.parse_args()
@@ -77,13 +101,20 @@ def main() -> None:
     shard = distributed.shard_for_this_rank
     if args.mode == "long":
         source = open_source(args.data / "long.csv", label=-1, **SOURCE)
+        import dataclasses
+
+        from kernelstream.planning import LIMITS
+
         DSGClassifier(sigma=1.0, alpha=1e-4, n_components=512, max_iter=100000, tol=None,
-                      random_state=0).fit(shard(source))
+                      random_state=0).fit(shard(source),  # read as a stream: it runs until killed
+                                          limits=dataclasses.replace(LIMITS, stream_rows_bytes=0))
     elif args.mode == "bad":
         DSGClassifier(**CLASSIFIER).fit(shard(open_source(args.data / "bad.csv", label=-1, **SOURCE)))
     elif args.mode in ("badsvm", "glob"):  # README's train.py: no shutdown if the fit raises
         pattern = "part-*.svm" if args.mode == "badsvm" else "no-such-*.svm"
         DSGClassifier(**CLASSIFIER).fit(shard(open_source(str(args.data / pattern), **SOURCE)))
+    elif args.mode == "engine":
+        np.savez(args.out / f"engine{comm.rank}.npz", **engine_fits(args.data, shard))
     else:
         clf, reg = fit_models(shard(open_source(args.data / "moons.csv", label=-1, **SOURCE)),
                               shard(open_source(args.data / "wave.csv", label=-1, **SOURCE)))

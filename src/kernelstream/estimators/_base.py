@@ -14,13 +14,14 @@ import torch
 from sklearn.exceptions import NotFittedError
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import (check_consistent_length,
-                                      check_is_fitted, validate_data)
+                                      check_is_fitted)
 
 from .._device import resolve_device, resolve_dtype, to_tensor
 from ..ops.sparse import CSRRows, keeps_sparse
 from .._threads import resolve_n_jobs
 from .._validation import Integral, Interval, Real, StrOptions, check_sample_weight
 from ..expansion import Expansion
+from ..solvers.sharded import ShardedRows
 from ..glossary import constraints
 from ..features import build_feature_map, kernel_class
 from ..planning import feature_layout, max_feature_blocks, resolve_loss
@@ -120,7 +121,10 @@ class DSGBase(StreamFitMixin, KernelEstimator):
         if first:
             self._validate_params()
             self._check_params()
-        X = self._validate_X(X, reset=first)
+        if isinstance(X, ShardedRows):  # rows held by ranks: each checks its own
+            X = X.mapped(lambda local: self._validate_X(local, reset=first))
+        else:
+            X = self._validate_X(X, reset=first)
         y = self._check_targets(y, first=first, classes=classes)
         if y is not None:
             check_consistent_length(X, y)

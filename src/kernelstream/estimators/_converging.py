@@ -32,6 +32,7 @@ from ..solvers.subsample_choice import dual_candidates
 from ..solvers.preconditioned import INTERCEPT_FEATURE, EpochControl
 from ..solvers.selection import (Problem, cross_validate, grow_features,
                                  race_bandwidths)
+from ..solvers.sharded import ShardedRows
 from ..solvers.streams import rows_of, subset
 from ..solvers.throughput import measured_throughput
 from ._checkpointing import FitCheckpoint
@@ -82,7 +83,7 @@ class ConvergingMixin(SubsampleMixin):
         number) is priced at ``device``'s measured throughput."""
         classes = getattr(self, "classes_", None)
         shape = DataShape(**{"n_rows": X.shape[0], "n_features": X.shape[1],
-                             "sparse": sp.issparse(X),
+                             "sparse": sp.issparse(X) or getattr(X, "sparse", False),
                              "n_classes": None if classes is None else len(classes), **shape})
         params = self.get_params()
         seconds = not isinstance(params.get("effort", "auto"), str)
@@ -117,6 +118,8 @@ class ConvergingMixin(SubsampleMixin):
             weight = sample_weight * self._class_weights(targets)
             run.check_data(X, targets, weight, self._theta() if warm else None, self.device_)
             train_rows, val_rows = self._split(y, X.shape[0], rng)
+            if plan.route != "subsample" and isinstance(X, ShardedRows):
+                X = X.whole()  # few rows (or no cache): every rank fits all of them
             if plan.route == "dual" and sp.issparse(X):
                 X = X.toarray()  # few rows: the same fit as the dense rows
             problem = self._problem(X, y, weight, train_rows, val_rows)
@@ -201,7 +204,7 @@ class ConvergingMixin(SubsampleMixin):
         """The solver's view: the data as tensors once, the training rows by index."""
         dtype, device = self._torch_dtype(), self.device_
         # CSR stays sparse: projected by its non-zeros when wide and sparse, else densified per batch
-        X_t = CSRRows(X, dtype, device) if keeps_sparse(X) else rows_of(X, dtype, device, to_tensor)
+        X_t = _solver_rows(X, dtype, device)
         y_t = self._target_tensor(self._targets(y, X.shape[0]), device)
         w_t = torch.as_tensor(weight, dtype=dtype, device=device)
         validation = None
@@ -308,3 +311,13 @@ class ConvergingMixin(SubsampleMixin):
                                  "sigma": sigma, **(extra[0] if extra else {})}
                                 for j, loss, e, sigma, *extra in history]
         self._set_fitted(expansion, result.n_epochs)
+
+
+def _solver_rows(X, dtype: torch.dtype, device):
+    """``X`` as the solvers read it: CSR kept sparse when wide and sparse (:func:`keeps_sparse`),
+    else a tensor; rows held by ranks converted on each rank as rank 0's decide."""
+    if isinstance(X, ShardedRows):
+        sparse = X.comm.broadcast_object(keeps_sparse(X.local))
+        return X.mapped(lambda local: CSRRows(local, dtype, device) if sparse
+                        else rows_of(local, dtype, device, to_tensor))
+    return CSRRows(X, dtype, device) if keeps_sparse(X) else rows_of(X, dtype, device, to_tensor)

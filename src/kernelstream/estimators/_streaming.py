@@ -41,6 +41,7 @@ from ..features import kernel_class, make_feature_map
 from ..planning import chooses
 from ..rng import draw_seed
 from ..solvers.selection import Problem, grow_features
+from ..solvers.sharded import ShardedRows
 from ..solvers.streams import StreamProblem, StreamValidation, rows_of
 from ._first_pass import concat_chunks, first_pass, take
 from ._progress import closing
@@ -262,22 +263,38 @@ class StreamFitMixin:
         return concat_chunks(blocks) if blocks else None
 
     def _fit_stream_in_memory(self, data, classes, limits) -> bool:
-        """The fit of a stream whose rows fit ``stream_rows_bytes`` (one process, a fresh fit
-        by the engine's solver), as arrays: the in-memory fit's model, its plan saying so.
-        False where the stream is fitted as a stream (too many bytes, ranks, a warm start,
-        classes declared beyond the labels, no labels)."""
+        """The fit of a stream whose rows fit ``stream_rows_bytes`` (a fresh fit by the engine's
+        solver), as arrays: the in-memory fit's model, its plan saying so. Under ranks each
+        holds its shard's rows (:class:`~kernelstream.solvers.sharded.ShardedRows`: the
+        engine's products summed over ranks), the model of one process on the shards' rows in
+        rank order. False where the stream is fitted as a stream (too many bytes on a rank, a
+        warm start, classes declared beyond the labels, no labels)."""
         readers, comm, whole = readers_of(data)
         warm = self.warm_start and hasattr(self, "expansion_") and hasattr(self, "alpha_")
-        if comm.world_size > 1 or warm or self.solver not in ("preconditioned", "cg"):
+        if warm or self.solver not in ("preconditioned", "cg"):
             return False
-        rows = self._rows_in_memory(readers, whole, limits.stream_rows_bytes)
-        if rows is None or rows.y is None:
+        try:
+            rows = self._rows_in_memory(readers, whole, limits.stream_rows_bytes)
+        except Exception as error:  # noqa: BLE001 — a bad line on one rank: every rank hears of it
+            comm.fail(error)
+        held = rows is not None and rows.y is not None
+        if not all(comm.gather_objects(held)):  # every rank holds its rows, or none fits so
             return False
-        if classes is not None and not np.array_equal(np.unique(np.asarray(classes)), np.unique(rows.y)):
+        X, y, weight = rows.X, rows.y, rows.sample_weight
+        if comm.world_size > 1:
+            shares = comm.gather_objects((y, weight))
+            y = np.concatenate([share[0] for share in shares])
+            weight = (None if all(share[1] is None for share in shares) else np.concatenate(
+                [np.ones(len(s[0])) if s[1] is None else s[1] for s in shares]))
+            X = ShardedRows.of_shards(X, comm)
+        if classes is not None and not np.array_equal(np.unique(np.asarray(classes)), np.unique(y)):
             return False
-        self._fit_preconditioned(rows.X, rows.y, rows.sample_weight, limits=limits)
-        read = (f"the source's {rows.X.shape[0]:,} rows fit stream_rows_bytes="
-                f"{limits.stream_rows_bytes:,}: read into memory in one pass and fitted as arrays")
+        self._fit_preconditioned(X, y, weight, limits=limits)
+        where = (f"the source's {X.shape[0]:,} rows" if comm.world_size == 1 else
+                 f"each rank's shard of the {X.shape[0]:,} rows ({comm.world_size} ranks)")
+        read = (f"{where} fit stream_rows_bytes={limits.stream_rows_bytes:,}: read into memory "
+                "in one pass and fitted as arrays" + (", each product summed over ranks"
+                                                      if comm.world_size > 1 else ""))
         self.fit_plan_ = dataclasses.replace(self.fit_plan_, reasons=(read, *self.fit_plan_.reasons))
         return True
 

@@ -33,7 +33,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..features.base import DEFAULT_CACHE_BYTES
 from ..planning import FitPlan
-from ..solvers.cached import FeatureCache, chunk_rows
+from ..solvers.cached import chunk_rows
 from ..solvers.engine import EngineModel, loss_name, narrowed, solve_full_size
 from ..solvers.throughput import measured_throughput
 from ..planning.cost import predicted_narrowing, predicted_selection
@@ -42,6 +42,7 @@ from ..solvers.subsample_choice import choose_on_subsample, lengthscale_candidat
 from ..solvers.nystroem import NystroemBasis, NystroemCache
 from ..solvers.epochs import FitResult
 from ..solvers.selection import Problem
+from ..solvers.sharded import ShardedRows, feature_operator, gathered
 from ..solvers.streams import subset
 
 __all__ = ["SubsampleMixin", "cv_results"]
@@ -67,6 +68,8 @@ class SubsampleMixin:
                              f"by leave-one-out (rows of positive sample_weight: {len(sub)}); pass "
                              "more rows, or numbers for sigma and alpha.")
         choice = saved.get("chosen") or self._engine_choice(problem, positions, sub, model)
+        if isinstance(problem.X, ShardedRows):  # rank 0's choice on every rank
+            choice = problem.X.comm.broadcast_object(choice)
         if run is not None:
             run.engine_chosen(choice)
         self.cv_results_, sigma, alpha, loss = (choice["cv_results"], choice["sigma"],
@@ -81,10 +84,11 @@ class SubsampleMixin:
         n = problem.n_train
         train = problem.index(torch.arange(n, device=problem.y.device))
         X_train = subset(problem.X, train)
-        if plan.basis == "nystroem":
+        if plan.basis == "nystroem":  # its centres and columns: every row on every rank
+            X_train = gathered(X_train)
             cache, sketched = self._nystroem_cache(feature_map, X_train, positions, alpha, plan)
         else:
-            cache = FeatureCache(feature_map, X_train, plan.cache_bytes, getattr(torch, plan.cache_dtype))
+            cache = feature_operator(feature_map, X_train, plan.cache_bytes, getattr(torch, plan.cache_dtype))
             sketched = min(len(positions), max(len(sub), plan.limits.sketch_least_rows))
         y, w = problem.y[train].reshape(n, -1), problem.weight[train]
         held = None
@@ -178,11 +182,12 @@ class SubsampleMixin:
         (:func:`~kernelstream.solvers.subsample_choice.choose_on_subsample`); the bandwidths
         from the median of every row, as by epochs, and a regressor's per-feature lengthscales."""
         plan = self.fit_plan_
-        X_all = problem.X.matrix if hasattr(problem.X, "matrix") else problem.X.cpu().numpy()
+        X_all = (problem.X.on_host() if isinstance(problem.X, ShardedRows) else problem.X.matrix
+                 if hasattr(problem.X, "matrix") else problem.X.cpu().numpy())
         if plan.selection == "none":
             return (self._bandwidth_candidates(X_all)[0], plan.dual_alphas[0], plan.losses_compared[0], [],
                     (math.nan, None, None, None))
-        X_sub, y_sub, w_sub = subset(problem.X, sub), problem.y[sub], problem.weight[sub]
+        X_sub, y_sub, w_sub = gathered(subset(problem.X, sub)), problem.y[sub], problem.weight[sub]
         X_sub = X_sub.matrix.toarray() if hasattr(X_sub, "matrix") else X_sub
         X_sub = torch.as_tensor(X_sub, dtype=self._torch_dtype(), device=problem.y.device)
         per_feature = ([] if getattr(self, "classes_", None) is not None else

@@ -16,6 +16,7 @@ from .._validation import Interval, Real, StrOptions
 from ..calibration import fit_temperature, tempered_proba
 from ..losses import get_loss
 from ..planning import resolve_loss, resolve_precond_eps
+from ..solvers.sharded import gathered
 from ._base import DSGBase, assign_parameters, predict_in_row_chunks
 from ._checkpointing import refuse_checkpoints
 from ._converging import CONVERGING_CONSTRAINTS, ConvergingMixin
@@ -320,7 +321,7 @@ def _calibration_rows(problem, most: int) -> tuple | None:
         rows = problem.index(torch.arange(min(problem.n_train, most), device=problem.y.device))
         X = problem.X.subset(rows) if hasattr(problem.X, "subset") else problem.X[rows]
         targets, weight = problem.y[rows], problem.weight[rows]
-    X = _joined([X])
+    X = _joined([gathered(X)])
     return None if X is None else (X, targets, weight)
 
 

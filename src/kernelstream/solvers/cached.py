@@ -337,7 +337,10 @@ def restricted(cache, index: torch.Tensor):
     """A cache of the rows ``index`` of ``cache`` alone (a :class:`FeatureCache` or a
     :class:`~.nystroem.NystroemCache`), their cached columns copied: a Newton step whose
     active rows are few reads only those in each product. For products, not to be grown; the
-    products' ``1/n`` is the restricted rows', so weights scale by ``len(index)/n``."""
+    products' ``1/n`` is the restricted rows', so weights scale by ``len(index)/n``. An
+    operator with its own ``restricted`` (rows held by ranks) answers for itself."""
+    if hasattr(cache, "restricted"):
+        return cache.restricted(index)
     rows = copy.copy(cache)
     rows.parts = [part[index] for part in cache.parts]
     rows.n_rows, rows._sketch_gram = len(index), None

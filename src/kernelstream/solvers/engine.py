@@ -22,9 +22,10 @@ import numpy as np
 import torch
 
 from ..planning.cost import Work, feature_work, solve_work
-from .cached import (FeatureCache, chunk_rows, RidgeSolve, SketchPreconditioner, cache_bytes, exact_gram,
+from .cached import (chunk_rows, RidgeSolve, SketchPreconditioner, cache_bytes, exact_gram,
                      ridge_dual_rows, ridge_pcg)
 from .newton import newton_loss, newton_squared_hinge, smoothed_loss, solve_tol
+from .sharded import feature_operator
 from .stages import StageLog
 from .streams import subset
 
@@ -304,7 +305,7 @@ def item_bytes(cache) -> int:
 def feature_work_of(cache, new_features: int, new_memory: bool = True) -> Work:
     """The work of ``new_features`` columns of ``cache``'s rows (:func:`~kernelstream.planning.cost.feature_work`):
     sparse rows project their nonzeros alone."""
-    X = cache.X
+    X = getattr(cache.X, "local", cache.X)  # rows held by ranks: this rank's tell the density
     inputs = X.matrix.nnz / max(X.shape[0], 1) if hasattr(X, "matrix") else X.shape[1]
     return feature_work(cache.n_rows, inputs, max(new_features, 0), item_bytes(cache), new_memory)
 
@@ -341,7 +342,7 @@ def half_size_pays(plan, model: EngineModel, cache, held, y, w, alpha, loss, ske
         return True
     kept = cache.feature_map
     half_map = model.make_map(kept.n_features_in, kept.sigma, max(1, kept.block_size // 2))
-    half = FeatureCache(half_map, cache.X, cache.budget, cache.storage)
+    half = feature_operator(half_map, cache.X, cache.budget, cache.storage)
     half.grow(cache.n_blocks)
     solve = solve_at(plan, half, y, w, alpha, loss, sketch, None)
     held_half = (half.for_rows(held[0].X), held[1], held[2])
@@ -469,10 +470,10 @@ def narrowed(plan, model: EngineModel, problem, sigma: float, carry, loss, order
     for step in range(plan.limits.narrowings + 1):
         candidate = sigma / 2**step
         feature_map = model.make_map(problem.X.shape[1], candidate, plan.block_size)
-        cache = FeatureCache(feature_map, X, plan.cache_bytes)
+        cache = feature_operator(feature_map, X, plan.cache_bytes)
         cache.grow(plan.narrow_blocks)
         solve = solve_at(plan, cache, y, w, carry(k), loss, sketch, None)
-        held = (FeatureCache(feature_map, X_val), y_val.reshape(len(w_val), -1), w_val)
+        held = (feature_operator(feature_map, X_val), y_val.reshape(len(w_val), -1), w_val)
         losses, _ = held_out_losses(plan, held, solve.theta, plan.narrow_blocks, loss)
         if best is not None and not pays(best[1], losses, plan.growth_tol):
             break
