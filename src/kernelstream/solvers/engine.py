@@ -41,7 +41,9 @@ class EngineModel:
     regressor, whose growth the loss alone decides) and ``clearly_better(candidate, kept,
     targets, weight, z)`` (whether predictions ``candidate`` make significantly fewer errors);
     ``log`` times the stages (:class:`~.stages.StageLog`); ``checkpoint`` and ``resume``: the
-    growth's state between sizes, written and continued."""
+    growth's state between sizes, written and continued; ``spread(evaluate, items)``: every
+    item's ``evaluate(item)``, in order (one after another; rows held by ranks deal the items
+    over the ``ranks``: :meth:`~.sharded.ShardedRows.spread`)."""
 
     make_map: Callable
     classes: Callable
@@ -50,6 +52,8 @@ class EngineModel:
     #: ``checkpoint(state)`` between sizes (a :meth:`Growth.state_dict`); ``resume``: such a state
     checkpoint: Callable | None = None
     resume: dict | None = None
+    spread: Callable = field(default=lambda evaluate, items: [evaluate(item) for item in items])
+    ranks: int = 1
 
 
 @dataclass

@@ -35,7 +35,7 @@ class ShardedRows:
     def __init__(self, local, owned: torch.Tensor, n_rows: int, comm):
         self.local, self.owned, self.comm = local, owned, comm
         self.n_rows = int(n_rows)
-        self._local_of = None
+        self._local_of, self._turn = None, 0
 
     @classmethod
     def of_shards(cls, local, comm) -> "ShardedRows":
@@ -103,6 +103,20 @@ class ShardedRows:
         rows = stacked[np.argsort(order, kind="stable")]
         return _like(self.local, rows)
 
+    def spread(self, evaluate, items: list) -> list:
+        """Every item's ``evaluate(item)`` on every rank, in order, dealt over the ranks in
+        turn across calls (collective; an error on one rank stops every rank)."""
+        rank, ranks, turn = self.comm.rank, self.comm.world_size, self._turn
+        self._turn += len(items)
+        try:
+            mine = {i: evaluate(item) for i, item in enumerate(items) if (turn + i) % ranks == rank}
+        except Exception as error:  # noqa: BLE001 — every rank hears of it
+            self.comm.fail(error)
+        results = {}
+        for part in self.comm.gather_objects(mine):
+            results.update(part)
+        return [results[i] for i in range(len(items))]
+
     def feature_operator(self, feature_map, budget: int | None = None,
                          storage: torch.dtype | None = None) -> "ShardedCache":
         """The fit engine's operator on these rows (:class:`ShardedCache`)."""
@@ -131,6 +145,7 @@ class ShardedCache:
         self.local, self.X = local, rows
         self.comm, self.n_rows = rows.comm, rows.n_rows
         self._sketch_gram: tuple | None = None  # (rows, precise, blocks counted, ΨΨᵀ)
+        self._sketch_psi: tuple | None = None  # (rows, blocks, Ψ): the last rows gathered
 
     # -- what the engine reads of a cache ------------------------------------------------
     feature_map = property(lambda self: self.local.feature_map)
@@ -159,17 +174,26 @@ class ShardedCache:
         return self._sum(self.local.normal_matmul(theta, w[self.X.owned.to(w.device)]).contiguous())
 
     def _gathered_columns(self, index: torch.Tensor, first: int = 0) -> torch.Tensor:
-        """``Ψ`` of the rows ``index`` from feature ``first`` on, every rank's rows summed in."""
+        """``Ψ`` of the rows ``index`` from feature ``first`` on, every rank's rows summed in
+        (the last rows gathered at this size are kept: a preconditioner's ``Ψ`` then its Gram
+        cost one all-reduce)."""
+        memo = self._sketch_psi
+        if (memo is not None and memo[1] == self.n_blocks and len(memo[0]) == len(index)
+                and torch.equal(memo[0], index)):
+            return memo[2][:, first:]
         where = self.X.local_of()[index.cpu()]
         mine = torch.nonzero(where >= 0).reshape(-1)
         out = torch.zeros((len(index), self.n_features - first), dtype=self.local.X.dtype,
                           device=index.device)
         if len(mine):
             out[mine.to(index.device)] = self.local.psi(where[mine].to(index.device))[:, first:]
-        return self._sum(out)
+        out = self._sum(out)
+        if first == 0:
+            self._sketch_psi = (index, self.n_blocks, out)
+        return out
 
     def psi(self, index: torch.Tensor) -> torch.Tensor:
-        return self._gathered_columns(index)
+        return self._gathered_columns(index).clone()  # callers scale it in place
 
     def rows(self, index: torch.Tensor) -> torch.Tensor:
         return self.psi(index) * self.n_blocks**-0.5
@@ -203,7 +227,7 @@ class ShardedCache:
 
     def redraw(self, feature_map) -> None:
         self.local.redraw(feature_map)
-        self._sketch_gram = None
+        self._sketch_gram = self._sketch_psi = None
 
     def first_blocks(self, n_blocks: int) -> "ShardedCache":
         return self if n_blocks == self.n_blocks else ShardedCache(self.local.first_blocks(n_blocks), self.X)

@@ -42,11 +42,12 @@ def choose_on_subsample(plan, model, X_sub, y_sub, w_sub, sigmas, per_feature) -
                               block_size=plan.block_size, n_blocks=blocks,
                               grams={})  # the losses share each σ's Gram
     first, *others = plan.losses_compared
+    fan = dict(spread=model.spread, width=model.ranks)  # ranks: the next bandwidths at once
     best, records = descend(lambda sigma: solve([sigma], list(plan.dual_alphas), losses=(first,)),
-                            sigmas, first)
+                            sigmas, first, **fan)
     if per_feature:  # kept only for a lower leave-one-out loss than one bandwidth's
         ard, extra = descend(lambda sigma: solve([sigma], list(plan.dual_alphas), losses=(first,)),
-                             per_feature, first)
+                             per_feature, first, **fan)
         records += extra
         if ard[first][0] < best[first][0]:
             best = ard
@@ -54,7 +55,7 @@ def choose_on_subsample(plan, model, X_sub, y_sub, w_sub, sigmas, per_feature) -
         kept = best[first][2].feature_map.sigma
         wider = [s for s in sigmas if np.mean(s) >= np.mean(kept) * (1 - 1e-9)]
         more, extra = descend(lambda sigma: solve([sigma], list(plan.dual_alphas[::2]),
-                                                  losses=(name,)), wider, name, start=0)
+                                                  losses=(name,)), wider, name, start=0, **fan)
         best, records = {**best, **more}, records + extra
     chosen = first
     for name in others:
@@ -115,24 +116,36 @@ def lengthscale_candidates(X_sub: torch.Tensor, y_sub: torch.Tensor, plan, kerne
     return [scale * lengthscales for scale in (0.5, 1.0, 2.0)]
 
 
-def descend(evaluate, sigmas: list, loss: str, start: int | None = None) -> tuple[dict, list]:
+def descend(evaluate, sigmas: list, loss: str, start: int | None = None, spread=None,
+            width: int = 1) -> tuple[dict, list]:
     """The least leave-one-out loss over ``sigmas`` (ascending) by descent from the middle
     one (or ``start``): its narrower neighbour first, then on in the direction that improves
     while it does (the loss is near unimodal in ``log σ``: three or four of five are
-    evaluated). ``evaluate(σ)`` returns :func:`dual_candidates`'s ``(best, records)``."""
+    evaluated). ``evaluate(σ)`` returns :func:`dual_candidates`'s ``(best, records)``.
+    ``spread(evaluate, items)`` evaluates several at once (``width``: how many; ranks fetch
+    the next ones the descent may need together); the result and the records are the
+    one-at-a-time descent's, whatever ``width``."""
     start = len(sigmas) // 2 if start is None else start
-    results = {start: evaluate(sigmas[start])}
+    spread = spread or (lambda run, items: [run(item) for item in items])
+    results, asked = {}, {start}
 
-    def value(i: int) -> float:
+    def fetch(indices) -> None:
+        wanted = [i for i in dict.fromkeys(indices) if 0 <= i < len(sigmas) and i not in results]
+        for i, result in zip(wanted, spread(lambda i: evaluate(sigmas[i]), wanted)):
+            results[i] = result
+
+    def value(i: int, step: int) -> float:
+        asked.add(i)
         if i not in results:
-            results[i] = evaluate(sigmas[i])
+            fetch([i + k * step for k in range(width)])
         return results[i][0][loss][0]
 
+    fetch([start, start - 1 if start > 0 else start + 1][:max(1, width)])
     here = start
     for step in (-1, 1):
-        while 0 <= here + step < len(sigmas) and value(here + step) < value(here):
+        while 0 <= here + step < len(sigmas) and value(here + step, step) < value(here, step):
             here += step
         if here != start:
             break
-    records = [r for i in sorted(results) for r in results[i][1]]
+    records = [r for i in sorted(asked) for r in results[i][1]]
     return results[here][0], records
