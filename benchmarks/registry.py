@@ -137,6 +137,9 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     # -- data at scale ------------------------------------------------------------------------
     Benchmark("scale.sparse_a9a", "a9a from LIBSVM files: densified, CSR and streamed; error, "
               "time, peak RSS", ("sparse_a9a.md", "sparse_a9a.json")),
+    Benchmark("scale.beyond_memory", "a generated CSV of 10^7 rows streamed with a cache "
+              "smaller than its features (drawn every pass) against the in-memory fit on 10^6 "
+              "of its rows: peak RSS, passes, seconds a pass, error", ("beyond_memory.md",)),
     Benchmark("scale.ranks", "a9a as two LIBSVM shards: in memory, streamed by one process, "
               "and two torchrun ranks on the engine; wall, CPU, error", ("ranks.md",)),
     Benchmark("scale.stream", "one epoch's rows/s with 1 and 2 processes and the RSS of a fit "

@@ -44,7 +44,7 @@ EPOCHS = dataclasses.replace(LIMITS, cache_bytes=0)
     (_with(REGRESSOR, sigma=1.0, alpha=1e-3, early_stopping=False),  # every row trains
      dict(n_rows=L.cache_bytes // (ITEM * 1024) - 1), "subsample"),
     (_with(REGRESSOR, sigma=1.0, alpha=1e-3, early_stopping=False),
-     dict(n_rows=L.cache_bytes // (ITEM * 1024)), "epochs"),                 # a block: no room
+     dict(n_rows=L.cache_bytes // (ITEM * 1024)), "subsample"),  # no block fits: drawn each pass
     (REGRESSOR, dict(n_rows=5000, n_features=L.dual_dense_floats // L.subsample_rows), "subsample"),
     (REGRESSOR, dict(n_rows=5000, n_features=L.dual_dense_floats // L.subsample_rows + 1), "epochs"),
     (_with(REGRESSOR, loss="huber"), dict(n_rows=5000), "subsample"),          # Newton
@@ -69,6 +69,19 @@ EPOCHS = dataclasses.replace(LIMITS, cache_bytes=0)
 ])
 def test_route_at_each_boundary(params, shape, route):
     assert _plan(params, **shape).route == route
+
+
+def test_features_are_drawn_every_pass_where_the_cache_holds_no_block():
+    """One block of the training rows past ``cache_bytes``: the engine's route, its features
+    drawn in every pass (no refinement on every row, no look back: each costs passes), said in
+    the plan; within it they are cached; ``cache_bytes=0`` still means epochs."""
+    params = _with(REGRESSOR, sigma=1.0, alpha=1e-3, early_stopping=False)
+    room = L.cache_bytes // (ITEM * 1024)
+    cached, drawn = _plan(params, n_rows=room - 1), _plan(params, n_rows=room)
+    assert not cached.regenerate and drawn.regenerate and drawn.route == "subsample"
+    assert not drawn.refine and not drawn.look_back
+    assert any("drawn again in every pass" in reason for reason in drawn.reasons)
+    assert _plan(params, n_rows=room, limits=EPOCHS).route == "epochs"
 
 
 @pytest.mark.parametrize("params, shape, selection, fallback", [

@@ -50,9 +50,17 @@ QUICK = dict(block_rows=20_000, throughput=dict(THROUGHPUT_MODEL, n_components=2
 SOURCE = dict(label="label", chunk_rows=4096, shuffle_buffer=65536, seed=0)
 
 
+def block(rng: np.random.Generator, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """``rows`` rows of the generated files: standard-normal features (4 decimals) and the
+    label ``[sin(3x₀) + x₁x₂ > 0]``."""
+    X = rng.standard_normal((rows, D_FEATURES), dtype=np.float32).round(4)
+    return X, (np.sin(3 * X[:, 0]) + X[:, 1] * X[:, 2] > 0).astype(np.float32)
+
+
 def generate(path: Path, size_bytes: int, file_format: str, block_rows: int = BLOCK_ROWS,
-             seed: int = 0) -> int:
-    """Write blocks of rows until the file holds ``size_bytes``; returns the rows written."""
+             seed: int = 0, max_rows: int | None = None) -> int:
+    """Write blocks of rows until the file holds ``size_bytes`` (or ``max_rows`` rows are
+    written); returns the rows written."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
     import pyarrow.parquet as pq
@@ -62,9 +70,8 @@ def generate(path: Path, size_bytes: int, file_format: str, block_rows: int = BL
     written, rows = 0, 0
     csv_writer = None
     try:
-        while written < size_bytes:
-            X = rng.standard_normal((block_rows, D_FEATURES), dtype=np.float32).round(4)
-            label = (np.sin(3 * X[:, 0]) + X[:, 1] * X[:, 2] > 0).astype(np.float32)
+        while written < size_bytes and (max_rows is None or rows < max_rows):
+            X, label = block(rng, block_rows)
             table = pa.table(dict(zip(names, [*X.T, label])))
             rows += block_rows
             if file_format == "parquet":  # one file per block: data.parquet, data-1.parquet, ...

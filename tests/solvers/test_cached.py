@@ -136,16 +136,16 @@ def test_the_cached_route_is_the_model_of_the_regenerating_route():
     assert never.fit_plan_.route == "epochs"
 
 
-def test_a_budget_too_small_for_the_features_asked_for_is_refused():
+def test_a_budget_too_small_for_the_features_asked_for_draws_them_every_pass():
     import numpy as np
 
     from kernelstream import DSGRegressor
 
     X = np.random.default_rng(0).normal(size=(3000, 3))
-    model = DSGRegressor(n_components=4096, cache_bytes=10**6)
-    with pytest.raises(ValueError, match=r"cache_bytes=1,000,000 cannot hold .* 4,096 features"):
-        model.fit(X, X[:, 0])
-    assert not hasattr(model, "expansion_")
+    model = DSGRegressor(n_components=4096, cache_bytes=10**6).fit(X, X[:, 0])
+    assert model.fit_plan_.route == "subsample" and model.fit_plan_.regenerate
+    assert model.n_components_ == 4096
+    assert any("cache_bytes=1,000,000" in reason for reason in model.fit_plan_.reasons)
 
 
 def test_the_woodbury_sketch_stays_exact_near_interpolation():

@@ -86,13 +86,8 @@ class SubsampleMixin:
         feature_map = self._make_map(problem.X.shape[1], sigma, plan.block_size, cache_bytes=pinned)
         n = problem.n_train
         train = problem.index(torch.arange(n, device=problem.y.device))
-        X_train = subset(problem.X, train)
-        if plan.basis == "nystroem":  # its centres and columns: every row on every rank
-            X_train = gathered(X_train)
-            cache, sketched = self._nystroem_cache(feature_map, X_train, positions, alpha, plan)
-        else:
-            cache = feature_operator(feature_map, X_train, plan.cache_bytes, getattr(torch, plan.cache_dtype))
-            sketched = min(len(positions), max(len(sub), plan.limits.sketch_least_rows))
+        cache, sketched = self._training_operator(feature_map, subset(problem.X, train), positions,
+                                                  len(sub), alpha)
         y, w = problem.y[train].reshape(n, -1), problem.weight[train]
         held = None
         if problem.validation is not None:
@@ -106,7 +101,20 @@ class SubsampleMixin:
         chosen = (result.held_loss if held is not None else choice["loo"], *choice["held"])
         self._keep_solution(problem, cache.fitted(result.theta, pinned), result.history,
                             held is not None, chosen, result.alpha, result.iterations)
-        self.fit_plan_ = dataclasses.replace(plan, stages=tuple(log.records))
+        self.fit_plan_ = dataclasses.replace(plan, stages=tuple(log.records),
+                                             passes=getattr(cache, "passes", None))
+
+    def _training_operator(self, feature_map, X_train, positions, subsample_rows: int,
+                           alpha: float) -> tuple:
+        """The engine's data operator on the training rows (the plan's basis: its features
+        cached, drawn every pass or held by ranks; a Nyström basis's columns) and the rows of
+        its sketch."""
+        plan = self.fit_plan_
+        if plan.basis == "nystroem":  # its centres and columns: every row on every rank
+            return self._nystroem_cache(feature_map, gathered(X_train), positions, alpha, plan)
+        cache = feature_operator(feature_map, X_train, plan.cache_bytes,
+                                 getattr(torch, plan.cache_dtype), plan.regenerate)
+        return cache, min(len(positions), max(subsample_rows, plan.limits.sketch_least_rows))
 
     def _engine_choice(self, problem: Problem, positions, sub, model: EngineModel) -> dict:
         """What the engine's fit chose before its full-size stages, as a checkpoint keeps it:

@@ -90,6 +90,9 @@ class FitPlan:
     refine: bool = False
     #: the first doubling only where half the start features lose to the start size
     look_back: bool = False
+    #: features drawn again in every pass (the cache's budget holds not one block of the
+    #: training rows: :class:`~kernelstream.solvers.regenerated.RegeneratedFeatures`)
+    regenerate: bool = False
     #: the subsample route's basis (``basis``): "random_features" (the kernel's feature map) or
     #: "nystroem" (``block_size·max_blocks`` training rows as centres)
     basis: str = "random_features"
@@ -111,6 +114,8 @@ class FitPlan:
     limits: FitLimits = field(default=LIMITS, repr=False, compare=False)
     #: after an engine fit, what each stage did and cost (:class:`~kernelstream.solvers.stages.StageLog`)
     stages: tuple[dict, ...] = field(default=(), repr=False, compare=False)
+    #: after an engine fit, its products that read every training row (``None``: not counted)
+    passes: int | None = field(default=None, compare=False)
 
     def state_dict(self) -> dict:
         """The plan as plain values (a model file keeps it: the report of the fit)."""
@@ -150,7 +155,8 @@ class FitPlan:
         lines += [f"  - {reason}" for reason in self.reasons]
         if self.stages:
             total = sum(r["seconds"] for r in self.stages)
-            lines.append(f"  stages ({total:.2f} CPU s in all):")
+            passes = "" if self.passes is None else f", {self.passes} passes over the training rows"
+            lines.append(f"  stages ({total:.2f} CPU s in all{passes}):")
             lines += [f"  - {_stage_line(record)}" for record in self.stages]
         return "\n".join(lines)
 

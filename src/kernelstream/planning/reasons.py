@@ -9,6 +9,13 @@ from .plan import DataShape, FitPlan
 __all__ = []
 
 
+def _drawn_reason(plan: FitPlan, limits: FitLimits, n_train: int) -> list[str]:
+    """Why the features are drawn in every pass (none where they are cached)."""
+    return ([f"the features of {n_train:,} training rows do not fit cache_bytes="
+             f"{limits.cache_bytes:,} one block at a time: drawn again in every pass, the "
+             "bandwidth not challenged on every row"] if plan.regenerate else [])
+
+
 def subsample_reasons(plan: FitPlan, params: dict, limits: FitLimits, n_train: int) -> tuple[str, ...]:
     s = plan.shape
     chooses_any = plan.selection != "none"
@@ -19,6 +26,7 @@ def subsample_reasons(plan: FitPlan, params: dict, limits: FitLimits, n_train: i
                if few else
                f"{s.n_rows:,} rows > dual_max_rows={limits.dual_max_rows:,} in memory with "
                f"{solver}: chosen on a subsample, solved once per feature size",
+               *_drawn_reason(plan, limits, n_train),
                _losses_reason(plan.losses_compared).replace("leave-one-out", "subsample leave-one-out")
                if plan.loss in plan.losses_compared else _newton_reason(plan, limits)]
     reasons.append(f"{_grid(plan.sigma_scales, plan.dual_alphas)} by the exact leave-one-out on "
@@ -48,7 +56,9 @@ def subsample_reasons(plan: FitPlan, params: dict, limits: FitLimits, n_train: i
         return tuple(reasons + [_nystroem_reason(plan, params, limits)])
     share = ("" if plan.cache_bytes == limits.cache_bytes else
              f" of cache_bytes' {limits.cache_bytes / 2**30:.3g}: growth_cache_bytes")
-    reasons.append(f"features cached in {plan.cache_dtype} (at most {plan.cache_bytes / 2**30:.3g} GiB{share}), from "
+    held = ("features drawn in every pass" if plan.regenerate else
+            f"features cached in {plan.cache_dtype} (at most {plan.cache_bytes / 2**30:.3g} GiB{share})")
+    reasons.append(f"{held}, from "
                    f"{plan.start_blocks} to at most {plan.max_blocks} blocks of {plan.block_size}, "
                    f"doubled while the held-out loss falls by more than {limits.growth_tol:g}"
                    + (f" and the last doubling changed more than {limits.settled_class_changes} "

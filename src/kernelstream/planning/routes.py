@@ -46,21 +46,6 @@ def _dual_possible(shape: DataShape, params: dict, limits: FitLimits) -> bool:
             and (not shape.sparse or shape.n_rows * shape.n_features <= limits.dual_dense_floats))
 
 
-def _check_cache_budget(shape: DataShape, params: dict, limits: FitLimits) -> None:
-    """A budget the user set (``cache_bytes`` a positive number) that cannot hold the features
-    asked for is an error; "auto" and 0 go by epochs."""
-    budget = params.get("cache_bytes", "auto")
-    if is_auto(budget) or int(budget) == 0:
-        return
-    n_train = subsample_split(shape, params)[0]
-    size, blocks = feature_layout(params["n_components"], params["block_size"])
-    need = cache_item_bytes(params, limits) * (n_train + 1) * size * (blocks or 1)
-    raise ValueError(f"cache_bytes={int(budget):,} cannot hold the cached features of "
-                     f"{n_train:,} training rows x {size * (blocks or 1):,} features "
-                     f"({need:,} bytes); raise cache_bytes, pass fewer n_components, or set "
-                     "cache_bytes='auto' (the epochs route where they do not fit) or 0 (never cache).")
-
-
 def _cache_holds_a_block(shape: DataShape, params: dict, limits: FitLimits) -> bool:
     """Whether the cache's budget holds one block (or the given budget) of the training rows."""
     n_train = subsample_split(shape, params)[0]
@@ -134,7 +119,9 @@ def plan_fit(estimator: str, shape: DataShape, params: dict, *, warm: bool = Fal
         if _cache_holds_a_block(shape, params, limits):
             return _subsample_plan(estimator, shape, params, _engine_limits(params, limits), loss,
                                    throughput=throughput)
-        _check_cache_budget(shape, params, limits)
+        if limits.cache_bytes > 0:  # no block fits: the engine draws the features every pass
+            return _subsample_plan(estimator, shape, params, _engine_limits(params, limits), loss,
+                                   throughput=throughput, regenerate=True)
     _check_basis(shape, params, limits, loss)
     return dataclasses.replace(_epochs_plan(estimator, shape, params, limits, loss), limits=limits)
 
@@ -177,11 +164,11 @@ def _compared_losses(shape: DataShape, params: dict, loss: str) -> tuple[str, ..
 
 
 def _subsample_plan(estimator, shape, params, limits, loss, few_rows: bool = False,
-                    throughput=None) -> FitPlan:
+                    throughput=None, regenerate: bool = False) -> FitPlan:
     scales, _, dual_alphas = _candidates(params, limits)
-    nystroem = nystroem_basis(params, None if few_rows else shape)
+    nystroem = not regenerate and nystroem_basis(params, None if few_rows else shape)
     if nystroem and (few_rows or shape.sparse):
-        _check_basis(shape, params, limits, loss)
+        _check_basis(shape, params, limits, loss)  # a Nystrom basis on few or sparse rows: refused
     losses = _compared_losses(shape, params, loss)
     n_train, fraction = (shape.n_rows, None) if few_rows else subsample_split(shape, params)
     size, blocks = feature_layout(params["n_components"], params["block_size"])
@@ -191,13 +178,12 @@ def _subsample_plan(estimator, shape, params, limits, loss, few_rows: bool = Fal
     growing = not nystroem and not few_rows and blocks is None
     memory = (min(limits.cache_bytes, limits.growth_cache_bytes)
               if growing and is_auto(params.get("cache_bytes", "auto")) else limits.cache_bytes)
-    cached = memory // (item * (n_train + 1) * size)  # blocks it holds
+    cached = max_feature_blocks(n_train, size, limits) if regenerate else memory // (item * (n_train + 1) * size)
     if blocks is not None:
         start = most = blocks
     elif few_rows:  # every row trains, one exact solve at the few-row budget
         start = most = max(1, min(dual_features(n_train, limits), limits.few_rows_features) // size)
-    elif nystroem:  # one solve at the budget (a growth from 4,096 centres paid each doubling
-        # on MNIST, and cost each size's factor and columns anew)
+    elif nystroem:  # one solve at the budget (a growth from 4,096 centres paid on MNIST)
         start = most = max(1, min(limits.nystroem_centres // size, n_train // size, cached))
     else:
         most = max(1, min(max_feature_blocks(n_train, size, limits), cached))
@@ -215,16 +201,15 @@ def _subsample_plan(estimator, shape, params, limits, loss, few_rows: bool = Fal
                    selection_features=min(limits.subsample_features, size * most), cache_bytes=memory,
                    cache_dtype=params.get("dtype", "float32") if nystroem else cache_dtype(params, limits),
                    narrow_rows=limits.narrow_rows,
-                   refine=(not few_rows and is_auto(params["sigma"]) and fraction is not None
-                           and n_train >= limits.refine_rows),
+                   refine=(not few_rows and not regenerate and is_auto(params["sigma"])
+                           and fraction is not None and n_train >= limits.refine_rows), regenerate=regenerate,
                    narrow_blocks=min(start, max(1, limits.solve_start_features // size)),
-                   look_back=(not few_rows and not nystroem and fraction is not None
+                   look_back=(not few_rows and not nystroem and not regenerate and fraction is not None
                               and most > start and looks_back(n_train, 2 * start * size, limits)),
                    basis="nystroem" if nystroem else "random_features",
                    alpha_path=nystroem and is_auto(params["alpha"]) and fraction is not None,
                    hinge_finish=nystroem and multiclass_auto(shape, params) and fraction is not None,
-                   lengthscale_rows=limits.lengthscale_rows,
-                   lengthscale_iterations=limits.lengthscale_iterations)
+                   lengthscale_rows=limits.lengthscale_rows, lengthscale_iterations=limits.lengthscale_iterations)
     if not few_rows and start < most and fraction is not None:  # a growth: its budget
         plan = _with_budget(plan, params, limits, n_train, throughput)
     return dataclasses.replace(plan, reasons=subsample_reasons(plan, params, limits, n_train))

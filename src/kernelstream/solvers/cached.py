@@ -23,7 +23,7 @@ import torch
 
 from ..features.base import FeatureMap
 from ..ops.linalg import narrow_matmul, row_gram, transposed_matmul
-from .feature_rows import CHUNK_FLOATS, INTERCEPT_FEATURE, PARAM_BYTES, augmented
+from .feature_rows import INTERCEPT_FEATURE, PARAM_BYTES, augmented
 
 #: a pass over the cache reads about this many floats per output column at a time (1 MB of
 #: float32: a chunk stays in the processor's cache for both of a Hessian's products); 943,718
@@ -101,6 +101,12 @@ class FeatureCache:
         self.n_blocks = 0
         self.parts: list[torch.Tensor] = []
         self._sketch_gram: tuple | None = None  # (rows, precise, parts counted, ΨΨᵀ)
+        self._passes = [0]  # products over every row, shared with the views of first_blocks
+
+    @property
+    def passes(self) -> int:
+        """Products that read every row so far (this cache and its :meth:`first_blocks` views)."""
+        return self._passes[0]
 
     @property
     def n_features(self) -> int:
@@ -158,7 +164,7 @@ class FeatureCache:
         for j in range(first, last, group):
             blocks = range(j, min(j + group, last))
             columns = slice((j - first) * r, (blocks.stop - first) * r)
-            step = max(1, CHUNK_FLOATS // (len(blocks) * r))  # rows whose features fit a chunk
+            step = max(1, PASS_FLOATS // (len(blocks) * r))  # rows whose features stay in cache
             for i in range(0, n, step):
                 rows = slice(i, min(i + step, n))
                 chunk = self.feature_map.features(self.X[rows], blocks).reshape(rows.stop - i, -1)
@@ -170,6 +176,7 @@ class FeatureCache:
         """``(rows, [Ψ of those rows, one per part])`` over every row, :func:`chunk_rows` at a
         time in ``X``'s dtype: views of the parts stored so, else widened into reused buffers."""
         step = chunk_rows(self.n_features, n_columns, self.X.device)
+        self._passes[0] += 1
         buffers = [None if part.dtype == self.X.dtype else
                    torch.empty((min(step, self.n_rows), part.shape[1]), dtype=self.X.dtype,
                                device=part.device) for part in self.parts]
@@ -178,9 +185,13 @@ class FeatureCache:
             yield rows, [part[rows] if buffer is None else buffer[:rows.stop - i].copy_(part[rows])
                          for part, buffer in zip(self.parts, buffers)]
 
+    def _widths(self) -> list[int]:
+        """The features of each part, as :meth:`_chunks` yields them."""
+        return [part.shape[1] for part in self.parts]
+
     def _coefficient_blocks(self, theta: torch.Tensor) -> list[torch.Tensor]:
         """``θ``'s rows of each part, in ``X``'s dtype."""
-        return list(torch.split(theta[:-1].to(self.X.dtype), [part.shape[1] for part in self.parts]))
+        return list(torch.split(theta[:-1].to(self.X.dtype), self._widths()))
 
     def matmul(self, theta: torch.Tensor) -> torch.Tensor:
         """``Φ̃θ`` ``(n, C)`` in float64 for ``θ`` ``(D+1, C)``."""
@@ -192,8 +203,8 @@ class FeatureCache:
     def rmatmul(self, U: torch.Tensor) -> torch.Tensor:
         """``Φ̃ᵀU`` ``(D+1, C)`` in float64 for ``U`` ``(n, C)``."""
         low = U.to(self.X.dtype)
-        sides = [torch.zeros((part.shape[1], U.shape[1]), dtype=torch.float64, device=U.device)
-                 for part in self.parts]
+        sides = [torch.zeros((width, U.shape[1]), dtype=torch.float64, device=U.device)
+                 for width in self._widths()]
         for rows, values in self._chunks(U.shape[1]):
             for side, v in zip(sides, values):
                 side += transposed_matmul(v, low[rows]).double()

@@ -309,9 +309,15 @@ def item_bytes(cache) -> int:
 def feature_work_of(cache, new_features: int, new_memory: bool = True) -> Work:
     """The work of ``new_features`` columns of ``cache``'s rows (:func:`~kernelstream.planning.cost.feature_work`):
     sparse rows project their nonzeros alone."""
+    if getattr(cache, "regenerates", False):  # drawn in each pass: priced with the solves
+        return Work()
+    return feature_work(cache.n_rows, _inputs(cache), max(new_features, 0), item_bytes(cache), new_memory)
+
+
+def _inputs(cache) -> float:
+    """Inputs a row of ``cache`` projects: a sparse row's nonzeros, else its width."""
     X = getattr(cache.X, "local", cache.X)  # rows held by ranks: this rank's tell the density
-    inputs = X.matrix.nnz / max(X.shape[0], 1) if hasattr(X, "matrix") else X.shape[1]
-    return feature_work(cache.n_rows, inputs, max(new_features, 0), item_bytes(cache), new_memory)
+    return X.matrix.nnz / max(X.shape[0], 1) if hasattr(X, "matrix") else X.shape[1]
 
 
 def first_solve_iterations(plan, cache, n_features: int, sketch, narrowed: int | None) -> float:
@@ -331,8 +337,14 @@ def first_solve_iterations(plan, cache, n_features: int, sketch, narrowed: int |
 def solve_work_of(plan, cache, n_features: int, iterations: int, sketch) -> Work:
     """The work of a solve on ``cache``'s rows at ``n_features`` (:func:`~kernelstream.planning.cost.solve_work`)."""
     chunks = -(-cache.n_rows // chunk_rows(n_features, 1, cache.X.device))
-    return solve_work(cache.n_rows, n_features, iterations, item_bytes(cache),
-                      sketch_rows(len(sketch[1]), n_features, len(sketch[0]), plan.limits), chunks)
+    sketch_size = sketch_rows(len(sketch[1]), n_features, len(sketch[0]), plan.limits)
+    if getattr(cache, "regenerates", False):  # each pass draws every feature: its products 2nD
+        drawn = feature_work(cache.n_rows, _inputs(cache), n_features, 0, new_memory=False)
+        values = float(cache.n_rows) * n_features * iterations
+        return (solve_work(cache.n_rows, n_features, iterations, 0, sketch_size, chunks)
+                + Work(madds=drawn.madds * iterations + 2 * values,
+                       transcendentals=drawn.transcendentals * iterations))
+    return solve_work(cache.n_rows, n_features, iterations, item_bytes(cache), sketch_size, chunks)
 
 
 def half_size_pays(plan, model: EngineModel, cache, held, y, w, alpha, loss, sketch, rows,
@@ -475,6 +487,8 @@ def narrowed(plan, model: EngineModel, problem, sigma: float, carry, loss, order
         candidate = sigma / 2**step
         feature_map = model.make_map(problem.X.shape[1], candidate, plan.block_size)
         cache = feature_operator(feature_map, X, plan.cache_bytes)
+        if not cache.fits(plan.narrow_blocks):  # a budget below these rows' features: drawn
+            cache = feature_operator(feature_map, X, regenerate=True)
         cache.grow(plan.narrow_blocks)
         solve = solve_at(plan, cache, y, w, carry(k), loss, sketch, None)
         held = (feature_operator(feature_map, X_val), y_val.reshape(len(w_val), -1), w_val)

@@ -19,6 +19,7 @@ import torch
 
 from ..ops.linalg import row_gram
 from .cached import FeatureCache, restricted
+from .regenerated import RegeneratedFeatures
 from .streams import subset
 
 __all__ = ["ShardedRows", "ShardedCache", "feature_operator", "gathered"]
@@ -118,9 +119,9 @@ class ShardedRows:
         return [results[i] for i in range(len(items))]
 
     def feature_operator(self, feature_map, budget: int | None = None,
-                         storage: torch.dtype | None = None) -> "ShardedCache":
+                         storage: torch.dtype | None = None, regenerate: bool = False) -> "ShardedCache":
         """The fit engine's operator on these rows (:class:`ShardedCache`)."""
-        return ShardedCache(FeatureCache(feature_map, self.local, budget, storage), self)
+        return ShardedCache(feature_operator(feature_map, self.local, budget, storage, regenerate), self)
 
 
 class HostRows:
@@ -154,6 +155,7 @@ class ShardedCache:
     storage = property(lambda self: self.local.storage)
     budget = property(lambda self: self.local.budget)
     nbytes = property(lambda self: self.local.nbytes)
+    passes = property(lambda self: self.local.passes)
 
     def _sum(self, tensor: torch.Tensor) -> torch.Tensor:
         return self.comm.checked_sum(tensor)[0]
@@ -214,6 +216,8 @@ class ShardedCache:
         return gram
 
     # -- growth and other rows -----------------------------------------------------------
+    regenerates = property(lambda self: getattr(self.local, "regenerates", False))
+
     def for_rows(self, X: ShardedRows) -> "ShardedCache":
         return ShardedCache(self.local.for_rows(X.local), X)
 
@@ -246,11 +250,15 @@ class ShardedCache:
         return ShardedCache(restricted(self.local, mine), view)
 
 
-def feature_operator(feature_map, X, budget: int | None = None, storage: torch.dtype | None = None):
-    """The fit engine's data operator on the rows ``X``: a :class:`~.cached.FeatureCache`, or
-    for rows held by ranks (:class:`ShardedRows`) a :class:`ShardedCache`."""
+def feature_operator(feature_map, X, budget: int | None = None, storage: torch.dtype | None = None,
+                     regenerate: bool = False):
+    """The fit engine's data operator on the rows ``X``: a :class:`~.cached.FeatureCache`
+    (``regenerate``: :class:`~.regenerated.RegeneratedFeatures`, features drawn every pass),
+    or for rows held by ranks (:class:`ShardedRows`) a :class:`ShardedCache` of them."""
     if isinstance(X, ShardedRows):
-        return X.feature_operator(feature_map, budget, storage)
+        return X.feature_operator(feature_map, budget, storage, regenerate)
+    if regenerate:
+        return RegeneratedFeatures(feature_map, X)
     return FeatureCache(feature_map, X, budget, storage)
 
 
