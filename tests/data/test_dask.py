@@ -146,3 +146,49 @@ def test_parallel_post_fit_equals_the_in_memory_prediction(client, name):
     if hasattr(model, "predict_proba") and task != "regression":
         proba = wrappers.ParallelPostFit(model).predict_proba(dX).compute()
         np.testing.assert_allclose(proba, model.predict_proba(X_new), rtol=1e-6, atol=1e-9)
+
+
+@pytest.fixture(scope="module")
+def two_workers():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as client:
+            yield client
+
+
+@pytest.mark.parametrize("task", ["regression", "binary"])
+def test_fit_on_a_dask_array_is_the_in_memory_engine_fit(two_workers, task):
+    """``fit(dask_array)`` runs the engine with its products over the blocks on the workers
+    (no block collected on one worker, not epochs): the in-memory fit's model, its outputs
+    within float32 round-off, the same plan and features."""
+    from sklearn.datasets import make_friedman1
+
+    if task == "regression":
+        X, y = make_friedman1(6000, noise=1.0, random_state=0)
+        make = lambda: DSGRegressor(random_state=0)  # noqa: E731
+    else:
+        X, y = make_classification(6000, 6, n_informative=4, n_redundant=0, random_state=0)
+        make = lambda: DSGClassifier(random_state=0)  # noqa: E731
+    dX, dy = da.from_array(X, chunks=(1500, X.shape[1])), da.from_array(y, chunks=1500)
+    model, expected = make().fit(dX, dy), make().fit(X, y)
+    assert model.fit_plan_.route == "subsample" and model.fit_plan_.passes > 0
+    assert [s["stage"] for s in model.fit_plan_.stages] == [s["stage"] for s in expected.fit_plan_.stages]
+    assert model.n_components_ == expected.n_components_
+    np.testing.assert_array_equal(model.sigma_, expected.sigma_)
+    method = "predict" if task == "regression" else "decision_function"
+    ours, theirs = getattr(model, method)(X[:1000]), getattr(expected, method)(X[:1000])
+    np.testing.assert_allclose(ours, theirs, atol=1e-4 * float(np.std(theirs)))
+
+
+def test_fit_on_a_dask_array_without_a_client_names_what_to_do(monkeypatch):
+    """Where no Client runs (``get_client`` raises, as Dask's does with none), the error says
+    to start one; the model is left unfitted."""
+    def no_client():
+        raise ValueError("No clients found")
+
+    monkeypatch.setattr(distributed, "get_client", no_client)
+    X = da.from_array(np.random.default_rng(0).normal(size=(3000, 3)), chunks=(1000, 3))
+    model = DSGRegressor(random_state=0)
+    with pytest.raises(ValueError, match="dask.distributed Client"):
+        model.fit(X, X[:, 0])
+    assert not hasattr(model, "expansion_")

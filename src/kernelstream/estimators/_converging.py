@@ -32,6 +32,8 @@ from ..solvers.subsample_choice import dual_candidates
 from ..solvers.preconditioned import INTERCEPT_FEATURE, EpochControl
 from ..solvers.selection import (Problem, cross_validate, grow_features,
                                  race_bandwidths)
+from ..planning import ENGINE_SOLVERS
+from ..solvers.dask_rows import dask_rows
 from ..solvers.sharded import ShardedRows
 from ..solvers.streams import rows_of, subset
 from ..solvers.throughput import measured_throughput
@@ -94,6 +96,18 @@ class ConvergingMixin(SubsampleMixin):
 
     def _one_pass_sigma(self):
         return "median" if is_auto(self.sigma) else self.sigma
+
+    def _fit_dask(self, X, y, sample_weight, resume=None, limits=None):
+        """``fit`` on a Dask array or DataFrame: the engine on its row blocks, each held by an
+        actor on its worker (:mod:`kernelstream.solvers.dask_rows`); ``y`` and
+        ``sample_weight`` (``n`` numbers) are computed on the client."""
+        if self.solver not in ENGINE_SOLVERS:
+            raise ValueError(f"solver={self.solver!r} on a Dask collection: the engine's solvers "
+                             f"{ENGINE_SOLVERS} fit it whole; stream its blocks through "
+                             "partial_fit with dask_ml.wrappers.Incremental instead.")
+        computed = [None if v is None else np.asarray(v.compute() if hasattr(v, "compute") else v)
+                    for v in (y, sample_weight)]
+        return self._fit_preconditioned(dask_rows(X), *computed, resume, limits)
 
     def _fit_preconditioned(self, X, y, sample_weight, resume=None, limits=None):
         with self._unchanged_on_error(), closing(self._progress()) as progress:

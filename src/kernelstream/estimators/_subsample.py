@@ -42,6 +42,7 @@ from ..solvers.subsample_choice import choose_on_subsample, lengthscale_candidat
 from ..solvers.nystroem import NystroemBasis, NystroemCache
 from ..solvers.epochs import FitResult
 from ..solvers.selection import Problem
+from ..solvers.regenerated import RegeneratedFeatures
 from ..solvers.sharded import ShardedRows, feature_operator, gathered
 from ..solvers.streams import subset
 
@@ -86,7 +87,7 @@ class SubsampleMixin:
         feature_map = self._make_map(problem.X.shape[1], sigma, plan.block_size, cache_bytes=pinned)
         n = problem.n_train
         train = problem.index(torch.arange(n, device=problem.y.device))
-        cache, sketched = self._training_operator(feature_map, subset(problem.X, train), positions,
+        cache, sketched = self._training_operator(feature_map, problem.X, train, positions,
                                                   len(sub), alpha)
         y, w = problem.y[train].reshape(n, -1), problem.weight[train]
         held = None
@@ -104,16 +105,19 @@ class SubsampleMixin:
         self.fit_plan_ = dataclasses.replace(plan, stages=tuple(log.records),
                                              passes=getattr(cache, "passes", None))
 
-    def _training_operator(self, feature_map, X_train, positions, subsample_rows: int,
+    def _training_operator(self, feature_map, X, train, positions, subsample_rows: int,
                            alpha: float) -> tuple:
-        """The engine's data operator on the training rows (the plan's basis: its features
-        cached, drawn every pass or held by ranks; a Nyström basis's columns) and the rows of
-        its sketch."""
+        """The engine's data operator on the training rows ``train`` of ``X`` (the plan's
+        basis: its features cached, drawn every pass from an index of ``X``'s rows, or held by
+        ranks; a Nyström basis's columns) and the rows of its sketch."""
         plan = self.fit_plan_
         if plan.basis == "nystroem":  # its centres and columns: every row on every rank
-            return self._nystroem_cache(feature_map, gathered(X_train), positions, alpha, plan)
-        cache = feature_operator(feature_map, X_train, plan.cache_bytes,
-                                 getattr(torch, plan.cache_dtype), plan.regenerate)
+            return self._nystroem_cache(feature_map, gathered(subset(X, train)), positions, alpha, plan)
+        if plan.regenerate and not isinstance(X, ShardedRows):  # no copy of the rows
+            cache = RegeneratedFeatures(feature_map, X, rows=train)
+        else:
+            cache = feature_operator(feature_map, subset(X, train), plan.cache_bytes,
+                                     getattr(torch, plan.cache_dtype), plan.regenerate)
         return cache, min(len(positions), max(subsample_rows, plan.limits.sketch_least_rows))
 
     def _engine_choice(self, problem: Problem, positions, sub, model: EngineModel) -> dict:

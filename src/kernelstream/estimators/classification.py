@@ -16,6 +16,7 @@ from .._validation import Interval, Real, StrOptions
 from ..calibration import fit_temperature, tempered_proba
 from ..losses import get_loss
 from ..planning import resolve_loss, resolve_precond_eps
+from ..solvers.dask_rows import is_dask_collection
 from ..solvers.sharded import gathered
 from ._base import DSGBase, assign_parameters, predict_in_row_chunks
 from ._checkpointing import refuse_checkpoints
@@ -129,6 +130,8 @@ class DSGClassifier(ConvergingMixin, ClassifierMixin, DSGBase):
         if classes is not None:
             raise ValueError("classes= goes with a source; with arrays the labels of y are the "
                              "classes.")
+        if is_dask_collection(X):
+            return self._fit_dask(X, y, sample_weight, resume, limits)
         if self.solver == "one_pass":
             refuse_checkpoints(self, resume)
             return self._fit(X, y, sample_weight, limits)

@@ -8,6 +8,7 @@ from sklearn.utils.validation import check_array
 
 from .._validation import Interval, Real, StrOptions
 from ..losses import get_loss
+from ..solvers.dask_rows import is_dask_collection
 from ._base import DSGBase, assign_parameters
 from ._checkpointing import refuse_checkpoints
 from ._converging import CONVERGING_CONSTRAINTS, ConvergingMixin
@@ -261,6 +262,8 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
         if is_source(X):
             refuse_checkpoints(self, resume, "a fit on a source")
             return self._fit_source(X, y, sample_weight, limits=limits)
+        if is_dask_collection(X):
+            return self._fit_dask(X, y, sample_weight, resume, limits)
         if self.solver == "one_pass":
             refuse_checkpoints(self, resume)
             return self._fit(X, y, sample_weight, limits)

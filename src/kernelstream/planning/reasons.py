@@ -13,7 +13,10 @@ def _drawn_reason(plan: FitPlan, limits: FitLimits, n_train: int) -> list[str]:
     """Why the features are drawn in every pass (none where they are cached)."""
     return ([f"the features of {n_train:,} training rows do not fit cache_bytes="
              f"{limits.cache_bytes:,} one block at a time: drawn again in every pass, the "
-             "bandwidth not challenged on every row"] if plan.regenerate else [])
+             "bandwidth not challenged on every row"
+             + (", least squares alone (the squared hinge's Newton steps would each read every "
+                "row)" if plan.shape.n_classes == 2 and plan.losses_compared == ("squared",) else "")]
+            if plan.regenerate else [])
 
 
 def subsample_reasons(plan: FitPlan, params: dict, limits: FitLimits, n_train: int) -> tuple[str, ...]:

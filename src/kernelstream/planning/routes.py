@@ -152,10 +152,14 @@ def _check_basis(shape: DataShape, params: dict, limits: FitLimits, loss: str,
                      f"fit cannot take it: {why}. Pass basis='random_features'.")
 
 
-def _compared_losses(shape: DataShape, params: dict, loss: str) -> tuple[str, ...]:
+def _compared_losses(shape: DataShape, params: dict, loss: str,
+                     regenerate: bool = False) -> tuple[str, ...]:
     """The losses the subsample's leave-one-out compares: least squares and the squared hinge
-    for two classes with ``loss="auto"`` (not with ``solver="cg"``), the loss itself where the
-    dual solves it, else least squares (the loss is then solved by Newton at full size)."""
+    for two classes with ``loss="auto"`` (not with ``solver="cg"``, nor where the features are
+    drawn every pass: each Newton step would read every row), the loss itself where the dual
+    solves it, else least squares (the loss is then solved by Newton at full size)."""
+    if shape.n_classes is not None and params.get("loss") == "auto" and regenerate:
+        return ("squared",)
     if shape.n_classes == 2 and params.get("loss") == "auto" and params["solver"] != "cg":
         return ("squared", "squared_hinge")
     if loss in QUADRATIC_LOSSES or (loss == "squared_hinge" and shape.n_classes == 2):
@@ -169,7 +173,7 @@ def _subsample_plan(estimator, shape, params, limits, loss, few_rows: bool = Fal
     nystroem = not regenerate and nystroem_basis(params, None if few_rows else shape)
     if nystroem and (few_rows or shape.sparse):
         _check_basis(shape, params, limits, loss)  # a Nystrom basis on few or sparse rows: refused
-    losses = _compared_losses(shape, params, loss)
+    losses = _compared_losses(shape, params, loss, regenerate)
     n_train, fraction = (shape.n_rows, None) if few_rows else subsample_split(shape, params)
     size, blocks = feature_layout(params["n_components"], params["block_size"])
     if nystroem and params.get("basis") == "auto":

@@ -25,13 +25,23 @@ __all__ = ["RegeneratedFeatures"]
 class RegeneratedFeatures(FeatureCache):
     """The products of :class:`~.cached.FeatureCache` with nothing cached: each pass draws
     ``Ψ`` of a chunk of rows from the map, uses it and lets it go. ``grow`` only raises the
-    blocks used; ``redraw`` swaps the map."""
+    blocks used; ``redraw`` swaps the map. ``rows``: the rows of ``X`` it stands for (an index
+    read a chunk at a time, not a copy of them; ``None``: every row)."""
 
     #: every product draws the features again (the cost model prices the passes so)
     regenerates = True
 
-    def __init__(self, feature_map, X, budget: int | None = None, storage=None):
+    def __init__(self, feature_map, X, budget: int | None = None, storage=None,
+                 rows: torch.Tensor | None = None):
         super().__init__(feature_map, X, budget, None)
+        self.index = rows
+        self.n_rows = X.shape[0] if rows is None else len(rows)
+
+    def _of(self, positions):
+        """The rows of ``X`` at ``positions`` (a slice or an index) of this operator's rows."""
+        if self.index is None:
+            return self.X[positions] if isinstance(positions, slice) else subset(self.X, positions)
+        return subset(self.X, self.index[positions])
 
     @property
     def nbytes(self) -> int:
@@ -64,13 +74,13 @@ class RegeneratedFeatures(FeatureCache):
         self._passes[0] += 1
         for i in range(0, self.n_rows, step):
             rows = slice(i, min(i + step, self.n_rows))
-            yield rows, [self._features(self.X[rows], 0, self.n_blocks)]
+            yield rows, [self._features(self._of(rows), 0, self.n_blocks)]
 
     def _widths(self) -> list[int]:
         return [self.n_features]
 
     def psi(self, index: torch.Tensor) -> torch.Tensor:
-        return self._features(subset(self.X, index), 0, self.n_blocks)
+        return self._features(self._of(index), 0, self.n_blocks)
 
     def gram(self, index: torch.Tensor, precise: bool = False) -> torch.Tensor:
         """``ΨΨᵀ`` of the rows ``index``; across doubling sizes only the new blocks are drawn."""
@@ -81,7 +91,7 @@ class RegeneratedFeatures(FeatureCache):
                                                    device=index.device))
         gram, counted = memo[3], memo[2]
         if counted < self.n_blocks:
-            new = self._features(subset(self.X, index), counted, self.n_blocks)
+            new = self._features(self._of(index), counted, self.n_blocks)
             gram += row_gram(new.to(torch.float64) if precise else new).double()
         self._sketch_gram = (index, precise, self.n_blocks, gram)
         return gram
@@ -95,6 +105,7 @@ class RegeneratedFeatures(FeatureCache):
 
     def restricted(self, index: torch.Tensor) -> "RegeneratedFeatures":
         """The rows ``index`` alone (Newton's active rows)."""
-        rows = RegeneratedFeatures(self.feature_map, subset(self.X, index))
+        rows = RegeneratedFeatures(self.feature_map, self.X,
+                                   rows=index if self.index is None else self.index[index])
         rows.n_blocks = self.n_blocks
         return rows

@@ -22,7 +22,8 @@ from .cached import FeatureCache, restricted
 from .regenerated import RegeneratedFeatures
 from .streams import subset
 
-__all__ = ["ShardedRows", "ShardedCache", "feature_operator", "gathered"]
+__all__ = ["ShardedRows", "HostRows", "ShardedCache", "feature_operator", "gathered", "host_rows",
+           "rows_at", "rows_like"]
 
 
 class ShardedRows:
@@ -82,7 +83,7 @@ class ShardedRows:
         index = torch.as_tensor(index, dtype=torch.long).cpu()
         where = self.local_of()[index]
         mine = torch.nonzero(where >= 0).reshape(-1)
-        return ShardedRows(_rows(self.local, where[mine]), mine, len(index), self.comm)
+        return ShardedRows(rows_at(self.local, where[mine]), mine, len(index), self.comm)
 
     __getitem__ = subset
 
@@ -92,17 +93,17 @@ class ShardedRows:
 
     def whole(self):
         """Every row of the view on every rank as a NumPy or SciPy matrix (collective)."""
-        return _host(self.gathered())
+        return host_rows(self.gathered())
 
     def gathered(self):
         """Every row of the view on every rank, in its order, in ``local``'s container
         (collective: every rank calls it)."""
-        parts = self.comm.gather_objects((self.owned.numpy(), _host(self.local)))
+        parts = self.comm.gather_objects((self.owned.numpy(), host_rows(self.local)))
         order = np.concatenate([owned for owned, _ in parts])
         blocks = [block for _, block in parts]
         stacked = sp.vstack(blocks, format="csr") if sp.issparse(blocks[0]) else np.concatenate(blocks)
         rows = stacked[np.argsort(order, kind="stable")]
-        return _like(self.local, rows)
+        return rows_like(self.local, rows)
 
     def spread(self, evaluate, items: list) -> list:
         """Every item's ``evaluate(item)`` on every rank, in order, dealt over the ranks in
@@ -132,7 +133,7 @@ class HostRows:
         self.rows, self.shape = rows, rows.shape
 
     def __getitem__(self, index):
-        return _host(self.rows.subset(index).gathered())
+        return host_rows(self.rows.subset(index).gathered())
 
 
 class ShardedCache:
@@ -267,21 +268,21 @@ def gathered(X):
     return X.gathered() if isinstance(X, ShardedRows) else X
 
 
-def _rows(local, index: torch.Tensor):
+def rows_at(local, index: torch.Tensor):
     """Rows ``index`` of a container of rows, of the same kind."""
     if sp.issparse(local) or isinstance(local, np.ndarray):
         return local[index.numpy()]
     return subset(local, index.to(local.device) if isinstance(local, torch.Tensor) else index)
 
 
-def _host(local):
+def host_rows(local):
     """``local``'s rows as a NumPy or SciPy matrix (to send to other ranks)."""
     if hasattr(local, "matrix"):
         return local.matrix
     return local.cpu().numpy() if isinstance(local, torch.Tensor) else local
 
 
-def _like(local, rows):
+def rows_like(local, rows):
     """NumPy or SciPy ``rows`` in the container kind of ``local``."""
     if hasattr(local, "matrix"):
         return type(local)(rows, local.dtype, local.device)
