@@ -45,12 +45,17 @@ POSTFIT = {
 }
 
 
-@pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+def _local_client(n_workers: int):
+    """A client of an in-process cluster of ``n_workers`` one-thread workers."""
+    with distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster:
         with distributed.Client(cluster) as client:
             yield client
+
+
+@pytest.fixture(scope="module")
+def client():
+    yield from _local_client(1)
 
 
 def make_data(task, n=1200, seed=0):
@@ -150,10 +155,7 @@ def test_parallel_post_fit_equals_the_in_memory_prediction(client, name):
 
 @pytest.fixture(scope="module")
 def two_workers():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster:
-        with distributed.Client(cluster) as client:
-            yield client
+    yield from _local_client(2)
 
 
 @pytest.mark.parametrize("task", ["regression", "binary"])

@@ -40,7 +40,7 @@ DEVICE_PASS_FLOATS = 1 << 24
 
 __all__ = ["FeatureCache", "SketchPreconditioner", "ColumnSketchPreconditioner", "RidgeSolve",
            "cache_bytes", "chunk_rows", "exact_gram", "jittered_cholesky", "normal_pass",
-           "restricted", "ridge_dual_rows", "ridge_pcg"]
+           "grown_gram", "restricted", "ridge_dual_rows", "ridge_pcg"]
 
 
 def cache_bytes(n_rows: int, n_features: int, dtype: torch.dtype) -> int:
@@ -342,6 +342,23 @@ class ColumnSketchPreconditioner:
         for c, (rows, g, factor) in enumerate(self.columns):
             z[rows, c] = g * torch.cholesky_solve(g * projected[rows, c:c + 1], factor)[:, 0]
         return (r.double() - narrow_matmul(self.V, z.to(self.V.dtype)).double()) / self.alpha
+
+
+def grown_gram(memo: tuple | None, index: torch.Tensor, precise: bool, n_blocks: int,
+               new_columns) -> tuple[torch.Tensor, tuple]:
+    """``ΨΨᵀ`` of the rows ``index`` at ``n_blocks`` blocks, kept across feature sizes:
+    ``memo`` is ``(rows, precise, blocks counted, ΨΨᵀ)`` of the last call (``None``: none) and
+    ``new_columns(counted)`` the rows' ``Ψ`` from block ``counted`` on; only those are added.
+    Returns the Gram and the memo to keep."""
+    if (memo is None or memo[1] != precise or len(memo[0]) != len(index)
+            or not torch.equal(memo[0], index)):
+        memo = (index, precise, 0, torch.zeros((len(index), len(index)), dtype=torch.float64,
+                                               device=index.device))
+    gram, counted = memo[3], memo[2]
+    if counted < n_blocks:
+        new = new_columns(counted)
+        gram += row_gram(new.to(torch.float64) if precise else new).double()
+    return gram, (index, precise, n_blocks, gram)
 
 
 def restricted(cache, index: torch.Tensor):

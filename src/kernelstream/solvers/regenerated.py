@@ -15,8 +15,7 @@ import copy
 
 import torch
 
-from ..ops.linalg import row_gram
-from .cached import FeatureCache, chunk_rows
+from .cached import FeatureCache, chunk_rows, grown_gram
 from .streams import subset
 
 __all__ = ["RegeneratedFeatures"]
@@ -84,16 +83,9 @@ class RegeneratedFeatures(FeatureCache):
 
     def gram(self, index: torch.Tensor, precise: bool = False) -> torch.Tensor:
         """``ΨΨᵀ`` of the rows ``index``; across doubling sizes only the new blocks are drawn."""
-        memo = self._sketch_gram
-        if (memo is None or memo[1] != precise or len(memo[0]) != len(index)
-                or not torch.equal(memo[0], index)):
-            memo = (index, precise, 0, torch.zeros((len(index), len(index)), dtype=torch.float64,
-                                                   device=index.device))
-        gram, counted = memo[3], memo[2]
-        if counted < self.n_blocks:
-            new = self._features(self._of(index), counted, self.n_blocks)
-            gram += row_gram(new.to(torch.float64) if precise else new).double()
-        self._sketch_gram = (index, precise, self.n_blocks, gram)
+        gram, self._sketch_gram = grown_gram(
+            self._sketch_gram, index, precise, self.n_blocks,
+            lambda counted: self._features(self._of(index), counted, self.n_blocks))
         return gram
 
     def first_blocks(self, n_blocks: int) -> "RegeneratedFeatures":

@@ -17,8 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-from ..ops.linalg import row_gram
-from .cached import FeatureCache, restricted
+from .cached import FeatureCache, grown_gram, restricted
 from .regenerated import RegeneratedFeatures
 from .streams import subset
 
@@ -204,16 +203,9 @@ class ShardedCache:
     def gram(self, index: torch.Tensor, precise: bool = False) -> torch.Tensor:
         """``ΨΨᵀ`` of the rows ``index``; across doubling sizes only the new blocks' columns
         are gathered and added (as :meth:`FeatureCache.gram`)."""
-        memo = self._sketch_gram
-        if (memo is None or memo[1] != precise or len(memo[0]) != len(index)
-                or not torch.equal(memo[0], index)):
-            memo = (index, precise, 0, torch.zeros((len(index), len(index)), dtype=torch.float64,
-                                                   device=index.device))
-        gram, counted = memo[3], memo[2]
-        if counted < self.n_blocks:
-            new = self._gathered_columns(index, counted * self.feature_map.block_size)
-            gram += row_gram(new.to(torch.float64) if precise else new).double()
-        self._sketch_gram = (index, precise, self.n_blocks, gram)
+        gram, self._sketch_gram = grown_gram(
+            self._sketch_gram, index, precise, self.n_blocks,
+            lambda counted: self._gathered_columns(index, counted * self.feature_map.block_size))
         return gram
 
     # -- growth and other rows -----------------------------------------------------------
