@@ -153,33 +153,48 @@ def test_parallel_post_fit_equals_the_in_memory_prediction(client, name):
         np.testing.assert_allclose(proba, model.predict_proba(X_new), rtol=1e-6, atol=1e-9)
 
 
-@pytest.fixture(scope="module")
-def two_workers():
-    yield from _local_client(2)
-
-
-@pytest.mark.parametrize("task", ["regression", "binary"])
-def test_fit_on_a_dask_array_is_the_in_memory_engine_fit(two_workers, task):
-    """``fit(dask_array)`` runs the engine with its products over the blocks on the workers
-    (no block collected on one worker, not epochs): the in-memory fit's model, its outputs
-    within float32 round-off, the same plan and features."""
-    from sklearn.datasets import make_friedman1
-
+ENGINE_FIT = """
+import sys, numpy as np, torch
+torch.set_num_threads(1)
+import dask.array as da, distributed
+from sklearn.datasets import make_classification, make_friedman1
+from kernelstream import DSGClassifier, DSGRegressor
+if __name__ == "__main__":
+    task = sys.argv[1]
     if task == "regression":
         X, y = make_friedman1(6000, noise=1.0, random_state=0)
-        make = lambda: DSGRegressor(random_state=0)  # noqa: E731
+        make, method = (lambda: DSGRegressor(random_state=0)), "predict"
     else:
         X, y = make_classification(6000, 6, n_informative=4, n_redundant=0, random_state=0)
-        make = lambda: DSGClassifier(random_state=0)  # noqa: E731
-    dX, dy = da.from_array(X, chunks=(1500, X.shape[1])), da.from_array(y, chunks=1500)
-    model, expected = make().fit(dX, dy), make().fit(X, y)
+        make, method = (lambda: DSGClassifier(random_state=0)), "decision_function"
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster):
+        dX, dy = da.from_array(X, chunks=(1500, X.shape[1])), da.from_array(y, chunks=1500)
+        model, expected = make().fit(dX, dy), make().fit(X, y)
     assert model.fit_plan_.route == "subsample" and model.fit_plan_.passes > 0
     assert [s["stage"] for s in model.fit_plan_.stages] == [s["stage"] for s in expected.fit_plan_.stages]
     assert model.n_components_ == expected.n_components_
     np.testing.assert_array_equal(model.sigma_, expected.sigma_)
-    method = "predict" if task == "regression" else "decision_function"
     ours, theirs = getattr(model, method)(X[:1000]), getattr(expected, method)(X[:1000])
     np.testing.assert_allclose(ours, theirs, atol=1e-4 * float(np.std(theirs)))
+    print("same model")
+"""
+
+
+@pytest.mark.parametrize("task", ["regression", "binary"])
+def test_fit_on_a_dask_array_is_the_in_memory_engine_fit(task, tmp_path):
+    """``fit(dask_array)`` on a LocalCluster of two workers runs the engine with its products
+    over the blocks on the workers (no block collected on one worker, not epochs): the
+    in-memory fit's model, its outputs within float32 round-off, the same plan and features.
+    In a process of its own (its own cluster, a bounded time)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "engine_fit.py"
+    script.write_text(ENGINE_FIT)
+    done = subprocess.run([sys.executable, str(script), task], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0 and "same model" in done.stdout, done.stderr[-3000:]
 
 
 def test_fit_on_a_dask_array_without_a_client_names_what_to_do(monkeypatch):
