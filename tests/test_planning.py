@@ -434,3 +434,16 @@ def test_a_growth_caches_within_growth_cache_bytes_unless_cache_bytes_is_given()
     grows = _plan(REGRESSOR, n_rows=10**5)
     assert grows.growth_budget == pytest.approx(L.growth_units_per_row * (10**5 - 10**4)
                                                 + L.growth_units_fixed)
+
+
+def test_new_memory_past_the_warm_bytes_is_priced_at_the_fresh_rate():
+    """A stage's first ``warm_bytes`` of new memory at the timed rate, the rest at the fresh
+    one (never faster than the timed rate): the first write of a large cache."""
+    from kernelstream.planning.cost import Work
+    from kernelstream.solvers.throughput import Throughput
+    rates = Throughput(1e9, 1e9, 1e8, allocated_bytes_per_second=4e9,
+                       fresh_bytes_per_second=1e9, warm_bytes=1e9)
+    assert Work(allocated=5e8).seconds(rates) == pytest.approx(0.125)
+    assert Work(allocated=3e9).seconds(rates) == pytest.approx(0.25 + 2.0)
+    slow = dataclasses.replace(rates, allocated_bytes_per_second=5e8)
+    assert Work(allocated=3e9).seconds(slow) == pytest.approx(6.0)

@@ -34,7 +34,7 @@ def test_work_is_counted_from_the_shapes():
     assert features.units(LIMITS) == pytest.approx(
         n * D * d + LIMITS.work_byte_units * 2 * n * D + LIMITS.work_cosine_units * n * D)
     assert growth_budget(100, 5.0, 7.0) == 507.0
-    rates = throughput.Throughput(1e9, 1e9, 1e8, 1e10, 1e-6)
+    rates = throughput.Throughput(1e9, 1e9, 1e8, 1e10, 1e-6, fresh_bytes_per_second=1e10)
     assert Work(1e9, 2e9, 1e8, 0, 1e10, 1e6).seconds(rates) == pytest.approx(6.0)
     factorising = dataclasses.replace(rates, factorised_madds_per_second=5e8)
     assert Work(factorised=1e9).seconds(factorising) == pytest.approx(2.0)

@@ -68,7 +68,7 @@ class Work:
                 + self.factorised / factorisations
                 + self.bytes / throughput.bytes_per_second
                 + self.transcendentals / throughput.transcendentals_per_second
-                + self.allocated / throughput.allocated_bytes_per_second
+                + throughput.allocation_seconds(self.allocated)
                 + self.calls * throughput.seconds_per_call)
 
 

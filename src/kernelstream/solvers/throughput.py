@@ -25,13 +25,19 @@ class Throughput:
     madds_per_second: float
     bytes_per_second: float
     transcendentals_per_second: float
-    #: bytes of new memory first written a second (its pages' faults)
+    #: bytes of new memory first written a second (its pages' faults), timed on 64 MiB
     allocated_bytes_per_second: float = float("inf")
     #: seconds of one small operation dispatched (the interpreter's and the library's share)
     seconds_per_call: float = 0.0
     #: float64 factorisations' multiply-adds a second (an eigendecomposition's ``9m³``); ``None``:
     #: the GEMM's rate
     factorised_madds_per_second: float | None = None
+    #: new memory past ``warm_bytes`` a stage: the rate of pages the system has not touched
+    #: lately (a virtual machine's host backs them first: 0.5-0.7 GiB/s where 64 MiB runs at
+    #: 3.2-3.8, docs/decisions/cost-model.md), at most the timed rate
+    fresh_bytes_per_second: float = float(2**30)
+    #: new memory of a stage at the timed rate before the fresh rate
+    warm_bytes: float = float(2**28)
 
     def as_dict(self) -> dict:
         return {"madds_per_second": self.madds_per_second,
@@ -39,7 +45,16 @@ class Throughput:
                 "transcendentals_per_second": self.transcendentals_per_second,
                 "allocated_bytes_per_second": self.allocated_bytes_per_second,
                 "seconds_per_call": self.seconds_per_call,
-                "factorised_madds_per_second": self.factorised_madds_per_second}
+                "factorised_madds_per_second": self.factorised_madds_per_second,
+                "fresh_bytes_per_second": self.fresh_bytes_per_second,
+                "warm_bytes": self.warm_bytes}
+
+    def allocation_seconds(self, allocated: float) -> float:
+        """Seconds of the first write of ``allocated`` bytes of new memory: the first
+        :attr:`warm_bytes` at the timed rate, the rest at the fresh one."""
+        warm = min(allocated, self.warm_bytes)
+        fresh = min(self.fresh_bytes_per_second, self.allocated_bytes_per_second)
+        return warm / self.allocated_bytes_per_second + (allocated - warm) / fresh
 
 
 _MEASURED: dict = {}
@@ -97,4 +112,6 @@ def _measure(device: torch.device) -> Throughput:
                       64 * 2**20 / best(lambda: torch.empty(32 * 2**20, dtype=torch.float16,
                                                             device=device).fill_(1)),
                       best(lambda: [small @ vector for _ in range(200)]) / 200,
-                      9 * 384**3 / best(lambda: symmetric_eigh(symmetric)))
+                      9 * 384**3 / best(lambda: symmetric_eigh(symmetric)),
+                      float("inf") if device.type == "cuda" else Throughput.fresh_bytes_per_second)
+
