@@ -140,6 +140,8 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("scale.beyond_memory", "a generated CSV of 10^7 rows streamed with a cache "
               "smaller than its features (drawn every pass) against the in-memory fit on 10^6 "
               "of its rows: peak RSS, passes, seconds a pass, error", ("beyond_memory.md",)),
+    Benchmark("scale.dask_fit", "a9a in memory and as a Dask array on a LocalCluster of two "
+              "workers on the engine; wall, error, the models' difference", ("dask_fit.md",)),
     Benchmark("scale.ranks", "a9a as two LIBSVM shards: in memory, streamed by one process, "
               "and two torchrun ranks on the engine; wall, CPU, error", ("ranks.md",)),
     Benchmark("scale.stream", "one epoch's rows/s with 1 and 2 processes and the RSS of a fit "

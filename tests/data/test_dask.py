@@ -170,6 +170,11 @@ if __name__ == "__main__":
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster, distributed.Client(cluster):
         dX, dy = da.from_array(X, chunks=(1500, X.shape[1])), da.from_array(y, chunks=1500)
+        from kernelstream.solvers.dask_rows import dask_rows
+        rows = dask_rows(dX)  # four blocks, one actor a worker: a pass is one call a worker
+        assert len(rows.actors) == 2
+        np.testing.assert_array_equal(np.sort(np.concatenate(rows.positions)), np.arange(len(X)))
+        np.testing.assert_array_equal(np.asarray(rows.gathered()), X)
         model, expected = make().fit(dX, dy), make().fit(X, y)
     assert model.fit_plan_.route == "subsample" and model.fit_plan_.passes > 0
     assert [s["stage"] for s in model.fit_plan_.stages] == [s["stage"] for s in expected.fit_plan_.stages]

@@ -148,3 +148,29 @@ def test_no_code_in_src_assigns_a_bandwidth():
             if attr == "sigma" or (attr == "_sigma" and not own):
                 offenders.append(f"{path.relative_to(SRC)}:{line}: .{attr} assigned")
     assert not offenders, "feature maps are built at their bandwidth; build a new map:\n" + "\n".join(offenders)
+
+
+def test_a_map_shared_by_threads_draws_the_features_of_one_thread():
+    """Threads growing one map's parameter slab at once (Dask workers in one process share the
+    map) get the features a single thread gets: a slab grown is written before it is read."""
+    import threading
+
+    import torch
+
+    from kernelstream.features import GaussianRFF
+
+    X = torch.randn(64, 5)
+    expected = GaussianRFF(5, 1.5, block_size=64, seed=3).features(X, range(24))
+    for _ in range(30):
+        shared, results = GaussianRFF(5, 1.5, block_size=64, seed=3), {}
+
+        def draw(k: int) -> None:
+            results[k] = [shared.features(X, range(j)) for j in range(1 + k % 3, 25, 3)][-1]
+
+        threads = [threading.Thread(target=draw, args=(k,)) for k in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        for k, features in results.items():
+            torch.testing.assert_close(features, expected[:, :features.shape[1]], rtol=0, atol=0)

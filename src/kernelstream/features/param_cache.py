@@ -17,6 +17,7 @@ non-zero ~1 µs). Beyond the budget a batch's missing rows are drawn for it alon
 from __future__ import annotations
 
 import os
+import threading
 from typing import Callable, Iterator
 
 import torch
@@ -89,6 +90,14 @@ class ParamCache:
         self.row_budget = int(row_budget)
         self.row_tables: dict[tuple, RowTable] = {}
         self.row_nbytes = 0
+        self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict:
+        return {key: value for key, value in self.__dict__.items() if key != "_lock"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     def block(self, block: int, device: torch.device, dtype: torch.dtype, draw: Draw) -> torch.Tensor:
         """One block's parameters in ``dtype``, drawn and kept while the budget allows."""
@@ -107,15 +116,29 @@ class ParamCache:
         key = ("slab", device, dtype)
         slab = self.entries.get(key)
         if slab is None:
+            with self._lock:
+                return self._new_slab(key, rows, h, device, dtype)
+        return slab
+
+    def _new_slab(self, key: tuple, rows: int, h: int, device: torch.device, dtype: torch.dtype) -> Slab:
+        slab = self.entries.get(key)
+        if slab is None:
             limit = max(0, (self.budget - self.nbytes) // (rows * h * dtype.itemsize))
             slab = self.entries[key] = Slab(rows, h, limit, dtype, device)
         return slab
 
     def extend(self, slab: Slab, n_blocks: int, draw: Draw) -> None:
-        """Draw blocks ``slab.n .. n_blocks−1`` into ``slab`` (as far as its limit allows)."""
+        """Draw blocks ``slab.n .. n_blocks−1`` into ``slab`` (as far as its limit allows), one
+        thread at a time: a map shared by threads (Dask workers in one process) would otherwise
+        see a slab grown but not yet written (random features that are not finite)."""
         target = min(n_blocks, slab.limit)
         if target <= slab.n:
             return
+        with self._lock:
+            if target > slab.n:
+                self._extend(slab, target, draw)
+
+    def _extend(self, slab: Slab, target: int, draw: Draw) -> None:
         before = slab.nbytes()
         slab.reserve(target)
         for j in range(slab.n, target):

@@ -1,12 +1,14 @@
 """Rows held by Dask workers: the fit engine's data operator with its products as tasks.
 
 A Dask array (or DataFrame) passed to ``fit`` stays on the workers of the user's ``Client``:
-each row block becomes an actor (:class:`RowBlock`) on a worker, holding the block and the
-feature caches of its rows. :class:`DaskRows` is the rows of one global order (the blocks in
-order) seen from the client, as :class:`~.sharded.ShardedRows` is under ``torch.distributed``;
-:class:`DaskCache` is the engine's data operator on them: every product is one call a block,
-its ``(D+1)×C`` results summed (``Φ̃ᵀU``, ``Φ̃ᵀWΦ̃θ``) or its rows' outputs placed (``Φ̃θ``) on
-the client. The rows a stage needs whole (the subsample's, the sketch's) are fetched.
+the row blocks a worker computed are stacked in one actor (:class:`RowBlock`) on it, holding
+them and the feature caches of their rows. :class:`DaskRows` is the rows of one global order
+seen from the client, as :class:`~.sharded.ShardedRows` is under ``torch.distributed``;
+:class:`DaskCache` is the engine's data operator on them: every product is one call a worker
+(a round trip of about 7 ms for four calls on this 2-core machine, whatever the chunks), its
+``(D+1)×C`` results summed (``Φ̃ᵀU``, ``Φ̃ᵀWΦ̃θ``) or its rows' outputs placed (``Φ̃θ``) on the
+client. The rows a stage needs whole (the subsample's, the sketch's) and the narrowing's
+bounded rows (:func:`~.sharded.nearby`) are fetched.
 Requires the ``dask`` extra (``pip install 'kernelstream[dask]'``).
 """
 
@@ -33,10 +35,13 @@ def is_dask_collection(X) -> bool:
 
 
 class RowBlock:
-    """A Dask actor on a worker: one block of rows and the data operators of its views, by key."""
+    """A Dask actor on a worker: the row blocks it holds, stacked, and the data operators of
+    their views, by key."""
 
-    def __init__(self, rows):
-        self.rows, self.operators = rows, {}
+    def __init__(self, *blocks):
+        self.rows = (blocks[0] if len(blocks) == 1 else sp.vstack(blocks, format="csr")
+                     if sp.issparse(blocks[0]) else np.concatenate(blocks))
+        self.operators = {}
 
     def convert(self, convert) -> None:
         """Replace the rows by ``convert(rows)`` (validation, the solvers' container)."""
@@ -71,6 +76,9 @@ class DaskRows(ShardedRows):
         self.actors, self.indices, self.positions = actors, indices, positions
         self._owners = None
 
+    #: every product a call to the workers (:func:`~.sharded.nearby`)
+    remote = True
+
     @classmethod
     def of_collection(cls, X, client) -> "DaskRows":
         """The row blocks of a Dask array or DataFrame, each put in an actor on the worker
@@ -78,15 +86,23 @@ class DaskRows(ShardedRows):
         array = X.to_dask_array(lengths=True) if hasattr(X, "to_dask_array") else X
         if array.ndim != 2:
             raise ValueError(f"X must be 2-D; the Dask array has shape {array.shape}.")
+        from distributed import wait
+
         array = array.rechunk({1: -1})
         blocks = client.compute(list(array.to_delayed().ravel()))
-        actors = [client.submit(RowBlock, block, actor=True).result() for block in blocks]
-        sizes = [int(s) for s in array.chunks[0]]
-        starts = np.cumsum([0, *sizes])
-        head = actors[0].fetch(np.arange(min(sizes[0], 64))).result()
-        return cls(actors, [np.arange(s) for s in sizes],
-                   [np.arange(starts[b], starts[b + 1]) for b in range(len(sizes))],
-                   int(starts[-1]), head)
+        wait(blocks)
+        starts = np.cumsum([0, *(int(s) for s in array.chunks[0])])
+        holders = client.who_has(blocks)
+        by_worker: dict = {}  # one actor a worker, its blocks stacked: a pass is one call a worker
+        for b, block in enumerate(blocks):
+            by_worker.setdefault(sorted(holders[block.key])[0], []).append(b)
+        actors = [client.submit(RowBlock, *(blocks[b] for b in held), actor=True, workers=[worker],
+                                pure=False) for worker, held in by_worker.items()]
+        actors = [actor.result() for actor in actors]
+        positions = [np.concatenate([np.arange(starts[b], starts[b + 1]) for b in held])
+                     for held in by_worker.values()]
+        head = actors[0].fetch(np.arange(min(len(positions[0]), 64))).result()
+        return cls(actors, [np.arange(len(at)) for at in positions], positions, int(starts[-1]), head)
 
     @property
     def sparse(self) -> bool:

@@ -25,7 +25,7 @@ from ..planning.cost import Work, feature_work, solve_work
 from .cached import (chunk_rows, RidgeSolve, SketchPreconditioner, cache_bytes, exact_gram,
                      ridge_dual_rows, ridge_pcg)
 from .newton import newton_loss, newton_squared_hinge, smoothed_loss, solve_tol
-from .sharded import feature_operator
+from .sharded import feature_operator, nearby
 from .stages import StageLog
 from .streams import subset
 
@@ -478,7 +478,7 @@ def narrowed(plan, model: EngineModel, problem, sigma: float, carry, loss, order
     if not plan.narrow or len(order) <= k:  # fewer rows: the subsample's σ stands
         return sigma, None
     rows = problem.index(order[:k])
-    X, y, w = subset(problem.X, rows), problem.y[rows].reshape(k, -1), problem.weight[rows]
+    X, y, w = nearby(subset(problem.X, rows)), problem.y[rows].reshape(k, -1), problem.weight[rows]
     X_val, y_val, w_val = problem.validation
     cached = torch.arange(k, device=y.device)  # the rows' positions in each challenger's cache
     sketch = (cached[:max(plan.selection_rows, plan.limits.sketch_least_rows)], cached)
