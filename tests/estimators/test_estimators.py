@@ -261,7 +261,7 @@ def test_random_features_in_a_pipeline_like_rbfsampler():
 def test_random_features_are_the_estimator_blocks():
     """RandomFeatures block j is the same as block j of a fitted estimator with the same seed."""
     X, y = _regression(512)
-    model = DSGRegressor(**FAST).fit(X, y)
+    model = DSGRegressor(**FAST, basis="random_features").fit(X, y)
     rf = RandomFeatures(n_components=256, block_size=128, sigma=model.sigma_).fit(X)
     # maps are fixed at construction: give the transformer the map at the model's seed
     rf._set_feature_map(make_feature_map("rbf", X.shape[1], rf.sigma_, 128, model.seed_))

@@ -24,6 +24,18 @@ def _state(model):
             for k, v in model.expansion_.state_dict().items()}
 
 
+def _assert_same(after, before, key="") -> None:
+    """``after == before``, tensors exactly, in nested dicts (a kernel-columns map's config)."""
+    if isinstance(before, torch.Tensor):
+        assert torch.equal(after, before), key
+    elif isinstance(before, dict):
+        assert after.keys() == before.keys(), key
+        for name, value in before.items():
+            _assert_same(after[name], value, f"{key}.{name}")
+    else:
+        assert after == before, key
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("params", [dict(), dict(n_components=128, average=True),
                                     dict(n_components=128, alpha=50.0)])
@@ -46,11 +58,7 @@ def test_dsg_partial_fit_failing_midway_is_undone(monkeypatch, params):
     with pytest.raises(FloatingPointError, match="injected"):
         model.partial_fit(X, y)  # 16 steps; the 5th fails after 4 were applied
     after = _state(model)
-    for key, value in before.items():
-        if isinstance(value, torch.Tensor):
-            assert torch.equal(after[key], value), key
-        else:
-            assert after[key] == value, key
+    _assert_same(after, before)
     np.testing.assert_array_equal(model.predict(X), prediction)
     monkeypatch.setattr(_base, "dsg_step", real_step)
     model.partial_fit(X, y)  # and it still learns

@@ -88,7 +88,9 @@ def test_the_regressor_defaults_on_few_rows_choose_by_leave_one_out_and_fit_ever
     model = DSGRegressor(random_state=0).fit(X, y)
     plan = model.fit_plan_
     assert plan.route == "dual" and plan.validation_fraction is None  # every row trains
-    assert model.n_components_ == min(dual_features(600), LIMITS.few_rows_features)
+    r = model.expansion_.feature_map.block_size  # the exact kernel's model: every row a centre
+    assert plan.basis == "exact" and model.n_components_ == -(-600 // r) * r
+    assert plan.max_blocks * plan.block_size == min(dual_features(600), LIMITS.few_rows_features)
     results = model.cv_results_
     assert set(results["n_rows"]) == {min(600, LIMITS.few_rows_subsample)}
     assert len(results["params"]) % len(DUAL_ALPHAS) == 0  # every alpha of each sigma tried

@@ -27,6 +27,7 @@ from ..features import build_feature_map, kernel_class
 from ..planning import feature_layout, max_feature_blocks, resolve_loss
 from ..schedules import make_schedule
 from ..solvers import DSGConfig, dsg_step
+from ..solvers.feature_rows import INTERCEPT_FEATURE
 from ..rng import draw_seed
 from ._progress import StreamProgress, progress_bar
 from ._estimator import KernelEstimator
@@ -250,7 +251,7 @@ class DSGBase(StreamFitMixin, KernelEstimator):
         scaling."""
         with self._unchanged_on_error():
             first = not hasattr(self, "n_features_in_")
-            self._check_continuable("partial_fit")
+            self._make_continuable("partial_fit")
             X, y, weight = self._validated(X, y, sample_weight, first=first, classes=classes)
             X, y, weight = _prepend(getattr(self, "_pending", None), X, y, weight)
             b = self.batch_size
@@ -265,16 +266,45 @@ class DSGBase(StreamFitMixin, KernelEstimator):
             self.n_iter_ = getattr(self, "n_iter_", 0) + 1
         return self
 
-    def _check_continuable(self, how: str) -> None:
+    def _make_continuable(self, how: str) -> None:
         """A model fitted on a Nyström basis (its map the kernel's columns at its centres)
-        cannot take more steps: ``ValueError``, before anything changes."""
+        cannot take more steps: ``ValueError``, before anything changes. The exact kernel's
+        model (``fit_plan_.basis == "exact"``) continues in its kernel's random features at
+        the plan's size (:func:`~kernelstream.solvers.exact_kernel.random_feature_theta`)."""
         from ..features.kernel_columns import KernelColumns
 
-        if hasattr(self, "expansion_") and isinstance(self.expansion_.feature_map, KernelColumns):
+        if not (hasattr(self, "expansion_") and isinstance(self.expansion_.feature_map, KernelColumns)):
+            return
+        if self._solved_exactly():
+            self.expansion_ = self._in_random_features(self.expansion_, self.fit_plan_.max_blocks)
+        else:
             raise ValueError(f"This model was fitted on a Nystrom basis (fit_plan_.basis): the kernel's "
                              f"columns at its centres, which {how} cannot continue. Refit with "
                              "warm_start=False, or pass n_components (a random-feature basis) for "
                              "a model that continues.")
+
+    def _solved_exactly(self) -> bool:
+        """Whether the model is the exact kernel's on its training rows (``fit_plan_.basis ==
+        "exact"``): no iterate for a warm start to continue."""
+        from ..features.kernel_columns import KernelColumns
+
+        return (getattr(getattr(self, "fit_plan_", None), "basis", None) == "exact"
+                and isinstance(self.expansion_.feature_map, KernelColumns))
+
+    def _in_random_features(self, expansion: Expansion, n_blocks: int) -> Expansion:
+        """The exact kernel's ``expansion`` as one on its kernel's first ``n_blocks`` blocks of
+        random features, in the estimator's dtype."""
+        from ..solvers.exact_kernel import random_feature_theta
+
+        coef, intercept = expansion.prediction_parameters()
+        kernel_map = expansion.feature_map.kernel_map
+        theta = random_feature_theta(expansion.feature_map, coef, intercept, n_blocks, self.alpha_)
+        converted = Expansion(kernel_map, expansion.n_outputs, dtype=self._torch_dtype(),
+                              device=expansion.device)
+        shape = (n_blocks, kernel_map.block_size, expansion.n_outputs)
+        converted.load_prediction_state((theta[:-1] / math.sqrt(n_blocks)).reshape(shape),
+                                        INTERCEPT_FEATURE * theta[-1], expansion.step)
+        return converted
 
     def _learn_stream(self, X, y, weight) -> None:
         """Steps on consecutive ``batch_size`` rows of a stream, in order, with the stream's bar.

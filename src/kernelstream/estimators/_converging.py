@@ -112,9 +112,10 @@ class ConvergingMixin(SubsampleMixin):
     def _fit_preconditioned(self, X, y, sample_weight, resume=None, limits=None):
         with self._unchanged_on_error(), closing(self._progress()) as progress:
             limits = self._use_limits(limits)
-            warm = self.warm_start and hasattr(self, "expansion_") and hasattr(self, "alpha_")
+            warm = (self.warm_start and hasattr(self, "expansion_") and hasattr(self, "alpha_")
+                    and not self._solved_exactly())  # the exact kernel's model: solved again
             if warm:
-                self._check_continuable("a warm start")
+                self._make_continuable("a warm start")
             X, y, sample_weight = self._validated(X, y, sample_weight, first=not warm)
             self._check_fit_targets(y, sample_weight)
             run = FitCheckpoint(self, resume)  # reads the checkpoint, checks the parameters

@@ -36,11 +36,12 @@ from ..planning import FitPlan
 from ..solvers.cached import chunk_rows
 from ..solvers.engine import EngineModel, loss_name, narrowed, solve_full_size
 from ..solvers.throughput import measured_throughput
-from ..planning.cost import predicted_narrowing, predicted_selection
+from ..planning.cost import exact_kernel_work, predicted_narrowing, predicted_selection
 from ..solvers.stages import StageLog
 from ..solvers.subsample_choice import choose_on_subsample, lengthscale_candidates
 from ..solvers.nystroem import NystroemBasis, NystroemCache
 from ..solvers.epochs import FitResult
+from ..solvers.exact_kernel import exact_gram_rows, exact_kernel_model, exact_kernel_solution
 from ..solvers.selection import Problem
 from ..solvers.regenerated import RegeneratedFeatures
 from ..solvers.sharded import ShardedRows, feature_operator, gathered
@@ -84,6 +85,8 @@ class SubsampleMixin:
         trained = loss if plan.loss in plan.losses_compared else problem.loss
         # a fit that caches n×D features holds the d×D parameters: predict draws them once
         pinned = max(DEFAULT_CACHE_BYTES, int(plan.limits.param_cache_share * plan.cache_bytes))
+        if plan.basis == "exact":
+            return self._fit_exact(problem, model, choice, loss_name(trained), pinned)
         feature_map = self._make_map(problem.X.shape[1], sigma, plan.block_size, cache_bytes=pinned)
         n = problem.n_train
         train = problem.index(torch.arange(n, device=problem.y.device))
@@ -104,6 +107,28 @@ class SubsampleMixin:
                             held is not None, chosen, result.alpha, result.iterations)
         self.fit_plan_ = dataclasses.replace(plan, stages=tuple(log.records),
                                              passes=getattr(cache, "passes", None))
+
+    def _fit_exact(self, problem: Problem, model: EngineModel, choice: dict, loss: str,
+                   cache_bytes: int) -> None:
+        """The dual route's model on the exact kernel (``fit_plan_.basis == "exact"``): every
+        training row of positive weight a centre, solved exactly at the chosen ``σ``, ``α``
+        and ``loss`` (:mod:`~kernelstream.solvers.exact_kernel`), calibrated by the
+        subsample's leave-one-out."""
+        plan, n = self.fit_plan_, problem.n_train
+        train = problem.index(torch.arange(n, device=problem.y.device))
+        X = gathered(subset(problem.X, train))
+        sigma, alpha = choice["sigma"], float(choice["alpha"])
+        kernel_map = self._make_map(X.shape[1], sigma, plan.block_size)
+        with model.log.stage("exact_kernel", predicted=exact_kernel_work(n, X.shape[1], loss),
+                             rows=n, loss=loss) as record:
+            rows = exact_gram_rows(kernel_map, X, problem.y[train].reshape(n, -1), problem.weight[train])
+            solution = exact_kernel_solution(rows, alpha, loss)
+            record.update(centres=rows.X.shape[0])
+        fitted = exact_kernel_model(solution, plan.block_size, cache_bytes)
+        J = fitted[0].max_blocks
+        self._keep_solution(problem, fitted, [(J, math.nan, 1, sigma)], False,
+                            (choice["loo"], *choice["held"]), alpha, 1)
+        self.fit_plan_ = dataclasses.replace(plan, stages=tuple(model.log.records))
 
     def _training_operator(self, feature_map, X, train, positions, subsample_rows: int,
                            alpha: float) -> tuple:

@@ -143,8 +143,12 @@ class DSGRegressor(ConvergingMixin, RegressorMixin, DSGBase):
         "nystroem" for a classifier of three or more classes with ``loss="auto"`` on dense rows,
         at least twice as many as its centres, whose kernel columns the cache holds (MNIST:
         60,000 rows) (which then finishes with the squared hinge one-vs-rest, kept unless least squares
-        makes clearly fewer held-out errors), else "random_features". Record:
-        docs/decisions/nystroem-basis.md.
+        makes clearly fewer held-out errors); on the dual route's few rows (at most 2,048) with
+        no ``n_components``, an "rbf", "laplace" or "matern" kernel and least squares or the
+        squared hinge, the exact kernel's model ``f(x) = Σ_i k(x, x_i)β_i + b`` on every
+        training row (``fit_plan_.basis == "exact"``; ``partial_fit`` continues it in the
+        kernel's random features, a warm start solves again); else "random_features". Records:
+        docs/decisions/nystroem-basis.md, docs/decisions/exact-kernel-route.md.
     checkpoint : str or path-like, default=None
         File the preconditioned ``fit`` checkpoints to: after choosing ``sigma`` and ``alpha``,
         then every ``checkpoint_every``; each write replaces the file atomically (a reader sees

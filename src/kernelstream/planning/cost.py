@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Work", "feature_work", "growth_budget", "lengthscale_work", "predicted_narrowing",
+__all__ = ["Work", "exact_kernel_work", "feature_work", "growth_budget", "lengthscale_work", "predicted_narrowing",
            "predicted_selection", "selection_rows", "selection_work", "solve_work"]
 
 #: Newton steps of the squared hinge's dual path an ``α`` (warm along the path)
@@ -96,16 +96,28 @@ def solve_work(n_rows: int, n_features: int, iterations: int, item_bytes: int,
 
 
 def selection_work(rows: int, n_inputs: int, n_features: int, bandwidths: int, alphas: int,
-                   hinge_bandwidths: int = 0, hinge_alphas: int = 0) -> Work:
+                   hinge_bandwidths: int = 0, hinge_alphas: int = 0, exact: bool = False) -> Work:
     """The choice on ``rows`` subsample rows at ``n_features`` features: per bandwidth the
-    features, the Gram ``m²D`` and its float64 eigendecomposition ``9m³`` (every ``α``'s
-    leave-one-out ``m²`` more), the squared hinge ``3m³/2`` an ``α`` of each of its bandwidths."""
+    features and their Gram ``m²D`` (``exact``: the kernel's matrix, ``m²d`` and ``m²``
+    exponentials) and its float64 eigendecomposition ``9m³`` (every ``α``'s leave-one-out
+    ``m²`` more), the squared hinge ``3m³/2`` an ``α`` of each of its bandwidths."""
     m = float(rows)
-    per_bandwidth = m * n_features * n_inputs + m * m * n_features + alphas * m * m
+    gram = m * m * n_inputs if exact else m * n_features * n_inputs + m * m * n_features
+    per_bandwidth = gram + alphas * m * m
     hinge = hinge_bandwidths * hinge_alphas * 1.5 * m**3
     steps = hinge_bandwidths * hinge_alphas * HINGE_STEPS  # each about 1,000 calls (line search)
-    return Work(bandwidths * per_bandwidth, 0.0, bandwidths * m * n_features, 0.0,
+    return Work(bandwidths * per_bandwidth, 0.0, bandwidths * m * (m if exact else n_features), 0.0,
                 0.0, 1000.0 * steps + 50.0 * bandwidths, bandwidths * 9 * m**3 + hinge)
+
+
+def exact_kernel_work(rows: int, n_inputs: int, loss: str) -> Work:
+    """The exact kernel's solve on ``rows`` rows: its matrix (``n²d``, ``n²`` exponentials)
+    and one Cholesky factor ``n³/3`` (the squared hinge: a factor and an inverse ``n³`` a
+    Newton step on its active rows)."""
+    n = float(rows)
+    factor = HINGE_STEPS * n**3 if loss == "squared_hinge" else n**3 / 3
+    calls = 1000.0 * HINGE_STEPS if loss == "squared_hinge" else 10.0
+    return Work(n * n * n_inputs, 0.0, n * n, 0.0, 16 * n * n, calls, factor)
 
 
 def growth_budget(n_rows: int, units_per_row: float, fixed: float = 0.0) -> float:
@@ -125,7 +137,7 @@ def predicted_selection(plan, n_inputs: int, rows: int) -> Work:
     hinge = 2 * (len(plan.dual_alphas) + 1) // 2 if len(plan.losses_compared) > 1 else 0
     work = selection_work(rows, n_inputs, plan.selection_features,
                           max(1, scales) * (2 if per_feature else 1), len(plan.dual_alphas),
-                          1 if hinge else 0, hinge)
+                          1 if hinge else 0, hinge, exact=plan.basis == "exact")
     if per_feature:
         work = work + lengthscale_work(min(rows, plan.lengthscale_rows), n_inputs,
                                        plan.lengthscale_iterations)

@@ -32,9 +32,10 @@ def subsample_reasons(plan: FitPlan, params: dict, limits: FitLimits, n_train: i
                *_drawn_reason(plan, limits, n_train),
                _losses_reason(plan.losses_compared).replace("leave-one-out", "subsample leave-one-out")
                if plan.loss in plan.losses_compared else _newton_reason(plan, limits)]
+    kernel = ("the exact kernel's matrix" if plan.basis == "exact" else
+              f"{plan.selection_features:,} features")
     reasons.append(f"{_grid(plan.sigma_scales, plan.dual_alphas)} by the exact leave-one-out on "
-                   f"{plan.selection_rows:,} seeded training rows at {plan.selection_features:,} "
-                   "features" + ("; alpha carried to the training rows as alpha*m/n"
+                   f"{plan.selection_rows:,} seeded training rows at {kernel}" + ("; alpha carried to the training rows as alpha*m/n"
                                  if params["alpha"] == "auto" else "")
                    if chooses_any else "sigma and alpha as given")
     if plan.validation_fraction is not None:
@@ -50,11 +51,7 @@ def subsample_reasons(plan: FitPlan, params: dict, limits: FitLimits, n_train: i
                        f"{plan.narrow_blocks * plan.block_size:,} features")
     reasons += _full_size_checks(plan, limits, n_train)
     if few:
-        reasons.append(f"{plan.n_components:,} features ({plan.max_blocks} blocks of "
-                       f"{plan.block_size}): " + ("n_components as given" if params["n_components"]
-                                                  is not None else "the dual budget max(16·sqrt(n)"
-                                                  f"·ln n, 2^24/n) <= {limits.few_rows_features:,}"))
-        return tuple(reasons)
+        return tuple(reasons + [_few_rows_model(plan, params, limits)])
     if plan.basis == "nystroem":
         return tuple(reasons + [_nystroem_reason(plan, params, limits)])
     share = ("" if plan.cache_bytes == limits.cache_bytes else
@@ -111,6 +108,19 @@ def _full_size_checks(plan: FitPlan, limits: FitLimits, n_train: int) -> list[st
                       "features (one solve on every training row) lose to the start size by more "
                       "than growth_tol")
     return checks
+
+
+def _few_rows_model(plan: FitPlan, params: dict, limits: FitLimits) -> str:
+    """The dual route's model, in words: the exact kernel's or its random features'."""
+    if plan.basis == "exact":
+        return ("the exact kernel's model: every training row of positive weight a centre, "
+                "k(x, x_i) in float64 and one Cholesky factor (the squared hinge: Newton on "
+                "its active rows; n_components or basis='random_features' for "
+                f"{plan.n_components:,} random features)")
+    return (f"{plan.n_components:,} features ({plan.max_blocks} blocks of "
+            f"{plan.block_size}): " + ("n_components as given" if params["n_components"]
+                                       is not None else "the dual budget max(16·sqrt(n)"
+                                       f"·ln n, 2^24/n) <= {limits.few_rows_features:,}"))
 
 
 def _nystroem_reason(plan: FitPlan, params: dict, limits: FitLimits) -> str:

@@ -8,6 +8,7 @@ import dataclasses
 import math
 
 from ..solvers.conjugate import QUADRATIC_LOSSES
+from ..solvers.exact_kernel import EXACT_KERNELS
 from .budget import (ENGINE_SOLVERS, cache_dtype, cache_item_bytes, chooses, dual_features,
                      engine_solves, feature_layout, is_auto, looks_back, max_feature_blocks,
                      multiclass_auto, nystroem_basis, subsample_split, validation_split)
@@ -178,6 +179,7 @@ def _subsample_plan(estimator, shape, params, limits, loss, few_rows: bool = Fal
     size, blocks = feature_layout(params["n_components"], params["block_size"])
     if nystroem and params.get("basis") == "auto":
         nystroem = _nystroem_fits(limits, n_train, size, blocks)
+    exact = few_rows and blocks is None and _exact_basis(params, loss, losses, regenerate)
     item = 8 if nystroem else cache_item_bytes(params, limits)  # kernel columns: float64 at most
     growing = not nystroem and not few_rows and blocks is None
     memory = (min(limits.cache_bytes, limits.growth_cache_bytes)
@@ -210,13 +212,21 @@ def _subsample_plan(estimator, shape, params, limits, loss, few_rows: bool = Fal
                    narrow_blocks=min(start, max(1, limits.solve_start_features // size)),
                    look_back=(not few_rows and not nystroem and not regenerate and fraction is not None
                               and most > start and looks_back(n_train, 2 * start * size, limits)),
-                   basis="nystroem" if nystroem else "random_features",
+                   basis="nystroem" if nystroem else "exact" if exact else "random_features",
                    alpha_path=nystroem and is_auto(params["alpha"]) and fraction is not None,
                    hinge_finish=nystroem and multiclass_auto(shape, params) and fraction is not None,
                    lengthscale_rows=limits.lengthscale_rows, lengthscale_iterations=limits.lengthscale_iterations)
     if not few_rows and start < most and fraction is not None:  # a growth: its budget
         plan = _with_budget(plan, params, limits, n_train, throughput)
     return dataclasses.replace(plan, reasons=subsample_reasons(plan, params, limits, n_train))
+
+
+def _exact_basis(params: dict, loss: str, losses: tuple, regenerate: bool) -> bool:
+    """``basis="auto"`` on the dual route: the exact kernel's model on every row
+    (:mod:`~kernelstream.solvers.exact_kernel`) for a kernel of closed form and a loss the
+    dual solves (least squares, the squared hinge of any number of classes) (record: docs/decisions/exact-kernel-route.md)."""
+    return (params.get("basis", "random_features") == "auto" and not regenerate
+            and params.get("kernel") in EXACT_KERNELS and (loss in losses or loss == "squared_hinge"))
 
 
 def _nystroem_fits(limits: FitLimits, n_train: int, size: int, blocks: int | None) -> bool:

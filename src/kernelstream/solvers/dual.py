@@ -29,7 +29,8 @@ from ..features.base import FeatureMap
 from ..ops.linalg import row_gram, symmetric_eigh, transposed_matmul
 from .feature_rows import INTERCEPT_FEATURE
 
-__all__ = ["DUAL_MAX_ROWS", "DualRidge", "DualSolution", "GramRows", "dual_ridge", "feature_gram", "gram_rows"]
+__all__ = ["DUAL_MAX_ROWS", "DualRidge", "DualSolution", "GramRows", "dual_ridge", "feature_gram", "gram_rows",
+           "positive_rows"]
 
 #: the dual route is taken up to this many rows (a few ``n × n`` float64 matrices of 34 MB each,
 #: one bandwidth's at a time, and an eigendecomposition of about a second on one core at 2048 rows)
@@ -148,17 +149,22 @@ def gram_rows(feature_map: FeatureMap, n_blocks: int, X: torch.Tensor, y: torch.
               weight: torch.Tensor) -> GramRows:
     """The rows of ``(X, y, weight)`` of positive weight (rows of weight 0 leave the fit alone)
     and their ``ΦΦᵀ`` for ``feature_map`` at ``n_blocks``, checked finite."""
-    n_rows = X.shape[0]
-    targets = (y if y.ndim == 2 else y[:, None]).double()
-    keep = weight > 0
-    if not bool(keep.any()):
-        raise ValueError("Every row has sample_weight 0: there is nothing to fit.")
-    X, targets, w = X[keep], targets[keep], weight[keep].double()
+    X, targets, w, n_rows = positive_rows(X, y, weight)
     gram = feature_gram(feature_map, X, n_blocks)
     if not (torch.isfinite(gram).all() and torch.isfinite(targets).all() and torch.isfinite(w).all()):
         raise FloatingPointError("The random-feature Gram matrix is not finite; standardise X, "
                                  "and check y and sample_weight.")
     return GramRows(feature_map, n_blocks, X, targets, w, n_rows, gram)
+
+
+def positive_rows(X: torch.Tensor, y: torch.Tensor, weight: torch.Tensor) -> tuple:
+    """``(X, y (m, C) float64, weight float64, n)``: the rows of positive weight (rows of weight
+    0 leave the fit alone) and ``n``, every row's count."""
+    targets = (y if y.ndim == 2 else y[:, None]).double()
+    keep = weight > 0
+    if not bool(keep.any()):
+        raise ValueError("Every row has sample_weight 0: there is nothing to fit.")
+    return X[keep], targets[keep], weight[keep].double(), X.shape[0]
 
 
 def feature_gram(feature_map: FeatureMap, X: torch.Tensor, n_blocks: int) -> torch.Tensor:

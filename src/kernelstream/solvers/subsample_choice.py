@@ -19,6 +19,7 @@ import torch
 
 from .dual import dual_ridge, gram_rows
 from .dual_hinge import dual_squared_hinge
+from .exact_kernel import exact_gram_rows
 from .lengthscales import fit_lengthscales
 from .selection import candidate_records
 
@@ -40,7 +41,8 @@ def choose_on_subsample(plan, model, X_sub, y_sub, w_sub, sigmas, per_feature) -
     blocks = max(1, plan.selection_features // plan.block_size)
     solve = functools.partial(dual_candidates, model.make_map, X_sub, y_sub, w_sub,
                               block_size=plan.block_size, n_blocks=blocks,
-                              grams={})  # the losses share each σ's Gram
+                              grams={},  # the losses share each σ's Gram
+                              exact=plan.basis == "exact")
     first, *others = plan.losses_compared
     fan = dict(spread=model.spread, width=model.ranks)  # ranks: the next bandwidths at once
     best, records = descend(lambda sigma: solve([sigma], list(plan.dual_alphas), losses=(first,)),
@@ -70,17 +72,20 @@ def choose_on_subsample(plan, model, X_sub, y_sub, w_sub, sigmas, per_feature) -
 
 
 def dual_candidates(make_map, X_t, y_t, w_t, sigmas, alphas, block_size, n_blocks, losses,
-                    grams: dict | None = None) -> tuple[dict, list]:
+                    grams: dict | None = None, exact: bool = False) -> tuple[dict, list]:
     """``({loss: (least leave-one-out loss, its α, its solution)}, cv_results_ records)``
     over every ``σ`` (one ``n × n`` Gram matrix at a time, shared by the losses; ``grams``:
     a dict that keeps them by ``σ`` for the caller's later calls on the same rows);
-    ``make_map(d, σ, block_size)`` the estimator's feature map."""
+    ``make_map(d, σ, block_size)`` the estimator's feature map; ``exact``: the exact kernel's
+    matrix in place of the features' Gram (:mod:`.exact_kernel`)."""
     best, records = {}, []
     for sigma in sigmas:
         key = tuple(np.atleast_1d(np.asarray(sigma, dtype=float)))
         rows = None if grams is None else grams.get(key)
         if rows is None:
-            rows = gram_rows(make_map(X_t.shape[1], sigma, block_size), n_blocks, X_t, y_t, w_t)
+            kernel_map = make_map(X_t.shape[1], sigma, block_size)
+            rows = (exact_gram_rows(kernel_map, X_t, y_t, w_t) if exact else
+                    gram_rows(kernel_map, n_blocks, X_t, y_t, w_t))
             if grams is not None:
                 grams[key] = rows
         for name in losses:
