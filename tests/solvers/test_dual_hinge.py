@@ -153,3 +153,24 @@ def test_the_subsample_that_chooses_sigma_and_alpha_takes_rows_of_positive_weigh
     weight[::20] = 1.0
     model = DSGClassifier(random_state=0, solver="sgd", max_iter=2, n_components=512).fit(X, y, sample_weight=weight)
     assert set(model.cv_results_["n_rows"]) == {150} and model.loss_ == "squared_hinge"
+
+
+def test_the_line_search_finds_the_least_objective_along_the_step_exactly():
+    from kernelstream.solvers.dual_hinge import _line_search, _objective
+
+    g = torch.Generator().manual_seed(0)
+    for _ in range(20):
+        m = 120
+        X = torch.randn(m, 3, generator=g, dtype=torch.float64)
+        K = torch.exp(-torch.cdist(X, X) ** 2 / 2)
+        y = torch.where(torch.rand(m, generator=g) > 0.5, 1.0, -1.0).double()
+        w = torch.rand(m, generator=g, dtype=torch.float64) + 0.5
+        beta, step = torch.randn(m, generator=g, dtype=torch.float64), torch.randn(m, generator=g, dtype=torch.float64)
+        beta, step = beta - beta.mean(), step - step.mean()  # 1ᵀβ = 0 along the path
+        alpha, b = 1e-3, 0.1
+        f, delta_f = K @ beta + b, K @ step
+        t = _line_search(y, w, m, alpha, f, beta, delta_f, step)
+        grid = torch.linspace(0, 1, 2001, dtype=torch.float64)
+        values = [_objective(y, w, m, alpha, f + s * delta_f, beta + s * step) for s in grid]
+        best = _objective(y, w, m, alpha, f + t * delta_f, beta + t * step)
+        assert 0.0 <= t <= 1.0 and best <= min(values) + 1e-12 * (1 + abs(min(values)))

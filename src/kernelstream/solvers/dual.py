@@ -93,11 +93,18 @@ class DualRidge(GramRows):
         return self.y - residual
 
     def leave_one_out_losses(self, alphas) -> torch.Tensor:
-        """Weighted mean ``½‖y_i − ŷ_{−i}‖²`` for every ``α`` ``(A,)``."""
-        V2 = self.eigenvectors.square()
-        losses = [(self.weight * 0.5 * (self.y - self.leave_one_out(float(a), V2)).square().sum(dim=1)).sum()
-                  / self.weight.sum() for a in alphas]
-        return torch.stack(losses)
+        """Weighted mean ``½‖y_i − ŷ_{−i}‖²`` for every ``α`` ``(A,)``: every ``α``'s fitted
+        values in one product with ``V`` (``m × m`` read once, not once an ``α``)."""
+        V, s, u = self.eigenvectors, self.scale, self.unit
+        alphas = torch.as_tensor([float(a) for a in alphas], dtype=V.dtype, device=V.device)
+        shrink = self.eigenvalues[:, None] / (self.eigenvalues[:, None] + self.n_rows * alphas)  # (m, A)
+        A, C = len(alphas), self.y.shape[1]
+        mean = (self.weight @ self.y) / self.weight.sum()
+        shrunk = (shrink[:, :, None] * self.projected[:, None, :]).reshape(len(s), A * C)
+        fitted = mean + (V @ shrunk).reshape(len(s), A, C) / s[:, None, None]  # ŷ = S⁻¹HSy
+        leverage = u.square()[:, None] + V.square() @ shrink  # H_ii (m, A)
+        residual = (self.y[:, None, :] - fitted) / (1 - leverage).clamp_min(1e-12)[:, :, None]
+        return (self.weight[:, None] * 0.5 * residual.square().sum(dim=2)).sum(dim=0) / self.weight.sum()
 
     def solution(self, alpha: float) -> DualSolution:
         """The exact minimiser of ``F`` at ``alpha`` in ``O(m²)``, kept without the ``m × m``

@@ -192,22 +192,34 @@ def _cholesky(M: torch.Tensor) -> torch.Tensor:
 
 
 def _line_search(y, w, n_rows, alpha, f, beta, delta_f, delta_beta) -> float:
-    """The ``t ∈ [0, 1]`` minimising ``F`` along the step: the root of the nondecreasing
-    ``F'(t) = −2Σ w_i y_i Δf_i max(0, 1 − y_i(f_i + tΔf_i))/n + α(βᵀΔf + tΔβᵀΔf)`` (``1ᵀβ = 0``)."""
-    beta_df, dbeta_df = float(beta @ delta_f), float(delta_beta @ delta_f)
-    yd = y * delta_f
-
-    def slope(t: float) -> float:
-        margin = (1 - y * (f + t * delta_f)).clamp_min(0)
-        return float(-2 * (w * yd * margin).sum() / n_rows) + alpha * (beta_df + t * dbeta_df)
-
-    if slope(1.0) <= 0:
+    """The ``t ∈ [0, 1]`` minimising ``F`` along the step: the root of the nondecreasing,
+    piecewise-linear ``F'(t) = −2Σ w_i c_i max(0, a_i − t c_i)/n + α(βᵀΔf + tΔβᵀΔf)``
+    (``a = 1 − y∘f``, ``c = y∘Δf``, ``1ᵀβ = 0``), exactly: the rows' breakpoints ``a_i/c_i``
+    sorted, ``F' = P + Qt`` summed segment by segment, the first segment ending at a slope
+    above 0 solved for its root (``O(m log m)``)."""
+    a, c = 1 - y * f, y * delta_f
+    wc = (2.0 / n_rows) * w * c
+    p, q = -wc * a, wc * c  # an active row's share of P and Q
+    active = (a > 0) | ((a == 0) & (c < 0))  # inside the margin just after t = 0
+    P = float(p[active].sum()) + alpha * float(beta @ delta_f)
+    Q = float(q[active].sum()) + alpha * float(delta_beta @ delta_f)
+    ratio = a / torch.where(c == 0, torch.ones_like(c), c)
+    crossing = (c != 0) & (ratio > 0) & (ratio < 1)  # a row enters or leaves the margin in (0, 1)
+    t = ratio[crossing]
+    sign = torch.where(c[crossing] > 0, -1.0, 1.0).to(p.dtype)  # c > 0 leaves the margin, c < 0 joins
+    order = torch.argsort(t)
+    t, dP, dQ = t[order], (sign * p[crossing])[order], (sign * q[crossing])[order]
+    ends = torch.cat([t, t.new_ones(1)])
+    Ps = P + torch.cat([t.new_zeros(1), torch.cumsum(dP, 0)])  # P on each segment
+    Qs = Q + torch.cat([t.new_zeros(1), torch.cumsum(dQ, 0)])
+    above = torch.nonzero(Ps + Qs * ends > 0).reshape(-1)
+    if above.numel() == 0:
         return 1.0
-    low, high = 0.0, 1.0
-    for _ in range(_LINE_SEARCH_STEPS):
-        mid = 0.5 * (low + high)
-        low, high = (mid, high) if slope(mid) <= 0 else (low, mid)
-    return high
+    k = int(above[0])
+    start = 0.0 if k == 0 else float(t[k - 1])
+    Pk, Qk = float(Ps[k]), float(Qs[k])
+    root = -Pk / Qk if Qk > 0 else start
+    return min(max(root, start), float(ends[k]))
 
 
 def _leave_one_out(y, f, beta, active, factor) -> torch.Tensor:
