@@ -13,7 +13,7 @@ from threadpoolctl import threadpool_info, threadpool_limits
 from kernelstream import DSGClassifier
 from kernelstream._threads import resolve_n_jobs, thread_limits
 from kernelstream.estimators import _base
-from kernelstream.solvers import dual, preconditioned
+from kernelstream.solvers import dual, preconditioned, subsample_choice
 
 FAST = dict(batch_size=64, block_size=64, random_state=0)
 
@@ -67,8 +67,15 @@ def _record_threads(monkeypatch) -> list:
         seen.append((torch.get_num_threads(), _blas_threads()))
         return real_gram(*args, **kwargs)
 
+    real_kernel = subsample_choice.exact_gram_rows
+
+    def kernel(*args, **kwargs):
+        seen.append((torch.get_num_threads(), _blas_threads()))
+        return real_kernel(*args, **kwargs)
+
     monkeypatch.setattr(_base, "dsg_step", step)  # the one-pass solver
-    monkeypatch.setattr(dual, "feature_gram", gram)  # the dual route (few rows, least squares)
+    monkeypatch.setattr(dual, "feature_gram", gram)  # the dual route on random features
+    monkeypatch.setattr(subsample_choice, "exact_gram_rows", kernel)  # ... on the exact kernel
     monkeypatch.setattr(preconditioned, "batch_gradient", gradient)  # the default solver
     return seen
 
