@@ -53,7 +53,7 @@ def test_least_squares_is_the_closed_form_with_a_free_intercept():
 
 
 def test_the_model_predicts_the_kernel_expansion_and_rows_of_weight_zero_are_no_centres():
-    X, y = _rows(203)  # not a multiple of the block: the last block is padded at coefficient 0
+    X, y = _rows(204)  # 201 of positive weight: 4 blocks of 51, the last padded at coefficient 0
     w = np.ones(len(y))
     w[:3] = 0.0
     fm = make_feature_map("rbf", X.shape[1], 1.3, 64, 0)
@@ -61,10 +61,10 @@ def test_the_model_predicts_the_kernel_expansion_and_rows_of_weight_zero_are_no_
     solution = exact_kernel_solution(rows, 1e-2, "squared")
     kernel_map, theta = exact_kernel_model(solution, 64)
     assert isinstance(kernel_map, KernelColumns) and kernel_map.precise
-    assert kernel_map.centres.shape[0] % 64 == 0 and rows.X.shape[0] == 200
-    J = kernel_map.max_blocks
+    J, r = kernel_map.max_blocks, kernel_map.block_size
+    assert rows.X.shape[0] == 201 and (J, r) == (4, 51) and kernel_map.centres.shape[0] == 204
     X_test = np.random.default_rng(3).standard_normal((50, X.shape[1]))
-    coef = theta[:-1].reshape(J, 64, 1) / J**0.5
+    coef = theta[:-1].reshape(J, r, 1) / J**0.5
     predicted = kernel_map.contract(torch.as_tensor(X_test), coef)[:, 0] + solution.intercept[0]
     expected = _gaussian(X_test, X[3:], 1.3) @ solution.dual[:, 0].numpy() + float(solution.intercept[0])
     np.testing.assert_allclose(predicted.numpy(), expected, rtol=1e-9, atol=1e-9)

@@ -68,11 +68,11 @@ def exact_kernel_solution(rows: GramRows, alpha: float, loss: str) -> DualSoluti
 def exact_kernel_model(solution: DualSolution, block_size: int, cache_bytes: int | None = None
                        ) -> tuple[KernelColumns, torch.Tensor]:
     """The solution as ``(map, θ)`` in the expansion's convention ``f = Σ_j ψ_j(x)ᵀθ_j/√J + c·θ_b``:
-    the kernel's columns at the rows (padded to whole blocks of ``min(block_size, n)`` with the
-    first row at coefficient 0) and ``[√J·β; b/c]``, float64."""
+    the kernel's columns at the rows in ``J = ⌈n/block_size⌉`` equal blocks (the last padded
+    with the first row at coefficient 0: fewer than ``J`` centres) and ``[√J·β; b/c]``, float64."""
     X, dual = solution.X, solution.dual.double()
-    r = min(block_size, X.shape[0])
-    blocks = -(-X.shape[0] // r)
+    blocks = -(-X.shape[0] // block_size)
+    r = -(-X.shape[0] // blocks)
     pad = blocks * r - X.shape[0]
     centres = torch.cat([X, X[:1].expand(pad, -1)]) if pad else X
     beta = torch.cat([dual, dual.new_zeros((pad, dual.shape[1]))]) if pad else dual
