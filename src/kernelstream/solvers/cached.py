@@ -39,8 +39,8 @@ COLUMNS_PASS_ROWS = 256
 DEVICE_PASS_FLOATS = 1 << 24
 
 __all__ = ["FeatureCache", "SketchPreconditioner", "ColumnSketchPreconditioner", "RidgeSolve",
-           "cache_bytes", "chunk_rows", "exact_gram", "jittered_cholesky", "normal_pass",
-           "grown_gram", "restricted", "ridge_dual_rows", "ridge_pcg"]
+           "cache_bytes", "chunk_rows", "dual_ridge_coefficients", "exact_gram", "grown_gram",
+           "jittered_cholesky", "normal_pass", "restricted", "ridge_dual_rows", "ridge_pcg"]
 
 
 def cache_bytes(n_rows: int, n_features: int, dtype: torch.dtype) -> int:
@@ -385,18 +385,27 @@ def ridge_dual_rows(cache: FeatureCache, index: torch.Tensor, y: torch.Tensor,
     ``gram``: ``ΦΦᵀ`` of every cached row (float64), when the caller keeps it for several
     ``A``."""
     Phi = cache.rows(index)
-    s = weight.double().sqrt()[:, None]
     inner = exact_gram(Phi) if gram is None else gram[index][:, index]
+    dual, b = dual_ridge_coefficients(inner, weight.double(), y.double().reshape(len(index), -1),
+                                      n_rows, alpha)
+    W = transposed_matmul(Phi, dual.to(Phi.dtype)).double()
+    return torch.cat([W, (b / INTERCEPT_FEATURE)[None]])
+
+
+def dual_ridge_coefficients(inner: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor,
+                            n_rows: int, alpha: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(Sξ (m, C), b (C,))`` of least squares in the dual of the rows' inner products
+    ``inner`` (``ΦΦᵀ`` or a kernel's matrix, float64): ``M = S·inner·S + nαI``,
+    ``ξ = M⁻¹S(y − b)`` and ``b = sᵀM⁻¹Sy / sᵀM⁻¹s`` (the intercept free); the model's outputs
+    are ``inner·Sξ + b``. One Cholesky factor of ``M``."""
+    s = weight.sqrt()[:, None]
     M = inner * s * s.T
     M.diagonal().add_(n_rows * float(alpha))
     factor = jittered_cholesky(M)
-    targets = y.double().reshape(len(index), -1)
     solved = torch.cholesky_solve(torch.cat([s * targets, s], dim=1), factor)
     C = targets.shape[1]
     b = (s * solved[:, :C]).sum(dim=0) / (s * solved[:, C:]).sum()
-    xi = solved[:, :C] - solved[:, C:] * b  # M⁻¹S(y − b)
-    W = transposed_matmul(Phi, (s * xi).to(Phi.dtype)).double()
-    return torch.cat([W, (b / INTERCEPT_FEATURE)[None]])
+    return s * (solved[:, :C] - solved[:, C:] * b), b  # S M⁻¹S(y − b)
 
 
 def exact_gram(Phi: torch.Tensor) -> torch.Tensor:

@@ -18,7 +18,7 @@ import torch
 
 from ..features.base import FeatureMap
 from ..features.kernel_columns import KernelColumns
-from .cached import jittered_cholesky
+from .cached import dual_ridge_coefficients
 from .dual import DualSolution, GramRows, feature_gram, positive_rows
 from .dual_hinge import dual_squared_hinge
 from .feature_rows import INTERCEPT_FEATURE
@@ -51,14 +51,7 @@ def exact_kernel_solution(rows: GramRows, alpha: float, loss: str) -> DualSoluti
     (``1ᵀS⁻¹β = 0``). Its ``leave_one_out`` is ``None`` for least squares."""
     if loss == "squared_hinge":
         return dual_squared_hinge(rows, [alpha]).solution(alpha)
-    s = rows.weight.sqrt()[:, None]
-    M = rows.gram * s * s.T
-    M.diagonal().add_(rows.n_rows * float(alpha))
-    factor = jittered_cholesky(M)
-    C = rows.y.shape[1]
-    solved = torch.cholesky_solve(torch.cat([s * rows.y, s], dim=1), factor)
-    b = (s * solved[:, :C]).sum(dim=0) / (s * solved[:, C:]).sum()
-    dual = s * (solved[:, :C] - solved[:, C:] * b)  # S M⁻¹ S(y − b)
+    dual, b = dual_ridge_coefficients(rows.gram, rows.weight, rows.y, rows.n_rows, alpha)
     outputs = rows.gram @ dual + b
     fit = float((rows.weight * 0.5 * (outputs - rows.y).square().sum(dim=1)).sum()) / rows.n_rows
     penalty = 0.5 * float(alpha) * float((dual * (outputs - b)).sum())  # (α/2)βᵀKβ
