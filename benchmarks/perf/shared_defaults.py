@@ -281,7 +281,7 @@ def run_ours(task: str, solver: str | None, parts, seed: int) -> dict:
     label = f"{estimator.__name__}({'' if solver is None else f'solver={solver!r}'})"
     return dict(method=label, seed=seed, error=error(task, model, X_test, y_test), fit_s=sw.wall,
                 tune_s=None, peer=False, ours="default" if solver is None else solver,
-                detail=f"sigma_={model.sigma_:.3g}, alpha_={alpha}, "
+                detail=f"sigma_={np.array2string(np.asarray(model.sigma_), precision=3)}, alpha_={alpha}, "
                        f"n_components_={model.n_components_}, n_iter_={model.n_iter_}")
 
 
