@@ -67,7 +67,7 @@ def _record_threads(monkeypatch) -> list:
         seen.append((torch.get_num_threads(), _blas_threads()))
         return real_gram(*args, **kwargs)
 
-    real_kernel = subsample_choice.exact_gram_rows
+    real_kernel = subsample_choice.gram_rows
 
     def kernel(*args, **kwargs):
         seen.append((torch.get_num_threads(), _blas_threads()))
@@ -75,7 +75,7 @@ def _record_threads(monkeypatch) -> list:
 
     monkeypatch.setattr(_base, "dsg_step", step)  # the one-pass solver
     monkeypatch.setattr(dual, "feature_gram", gram)  # the dual route on random features
-    monkeypatch.setattr(subsample_choice, "exact_gram_rows", kernel)  # ... on the exact kernel
+    monkeypatch.setattr(subsample_choice, "gram_rows", kernel)  # the selection, either matrix
     monkeypatch.setattr(preconditioned, "batch_gradient", gradient)  # the default solver
     return seen
 

@@ -8,10 +8,13 @@ import torch
 from kernelstream import DSGClassifier, DSGRegressor
 from kernelstream.features import make_feature_map
 from kernelstream.features.kernel_columns import KernelColumns
-from kernelstream.solvers.dual import dual_ridge
+from kernelstream.solvers.dual import dual_ridge, gram_rows
 from kernelstream.solvers.dual_hinge import dual_squared_hinge
-from kernelstream.solvers.exact_kernel import (exact_gram_rows, exact_kernel_model,
-                                               exact_kernel_solution)
+from kernelstream.solvers.exact_kernel import exact_kernel_model, exact_kernel_solution
+
+
+def exact_gram_rows(fm, X, y, w):
+    return gram_rows(fm, 1, X, y, w, exact=True)
 
 
 def _rows(n=300, d=4, seed=0):

@@ -273,11 +273,9 @@ class DSGBase(StreamFitMixin, KernelEstimator):
         the plan's size (:func:`~kernelstream.solvers.exact_kernel.random_feature_theta`)."""
         from ..features.kernel_columns import KernelColumns
 
-        if not (hasattr(self, "expansion_") and isinstance(self.expansion_.feature_map, KernelColumns)):
-            return
         if self._solved_exactly():
             self.expansion_ = self._in_random_features(self.expansion_, self.fit_plan_.max_blocks)
-        else:
+        elif hasattr(self, "expansion_") and isinstance(self.expansion_.feature_map, KernelColumns):
             raise ValueError(f"This model was fitted on a Nystrom basis (fit_plan_.basis): the kernel's "
                              f"columns at its centres, which {how} cannot continue. Refit with "
                              "warm_start=False, or pass n_components (a random-feature basis) for "
@@ -289,7 +287,7 @@ class DSGBase(StreamFitMixin, KernelEstimator):
         from ..features.kernel_columns import KernelColumns
 
         return (getattr(getattr(self, "fit_plan_", None), "basis", None) == "exact"
-                and isinstance(self.expansion_.feature_map, KernelColumns))
+                and hasattr(self, "expansion_") and isinstance(self.expansion_.feature_map, KernelColumns))
 
     def _in_random_features(self, expansion: Expansion, n_blocks: int) -> Expansion:
         """The exact kernel's ``expansion`` as one on its kernel's first ``n_blocks`` blocks of

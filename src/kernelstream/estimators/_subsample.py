@@ -41,7 +41,8 @@ from ..solvers.stages import StageLog
 from ..solvers.subsample_choice import choose_on_subsample, lengthscale_candidates
 from ..solvers.nystroem import NystroemBasis, NystroemCache
 from ..solvers.epochs import FitResult
-from ..solvers.exact_kernel import exact_gram_rows, exact_kernel_model, exact_kernel_solution
+from ..solvers.dual import gram_rows
+from ..solvers.exact_kernel import exact_kernel_model, exact_kernel_solution
 from ..solvers.selection import Problem
 from ..solvers.regenerated import RegeneratedFeatures
 from ..solvers.sharded import ShardedRows, feature_operator, gathered
@@ -121,7 +122,8 @@ class SubsampleMixin:
         kernel_map = self._make_map(X.shape[1], sigma, plan.block_size)
         with model.log.stage("exact_kernel", predicted=exact_kernel_work(n, X.shape[1], loss),
                              rows=n, loss=loss) as record:
-            rows = exact_gram_rows(kernel_map, X, problem.y[train].reshape(n, -1), problem.weight[train])
+            rows = gram_rows(kernel_map, 1, X, problem.y[train].reshape(n, -1), problem.weight[train],
+                             exact=True)
             solution = exact_kernel_solution(rows, alpha, loss)
             record.update(centres=rows.X.shape[0])
         fitted = exact_kernel_model(solution, plan.block_size, cache_bytes)

@@ -224,7 +224,8 @@ def _subsample_plan(estimator, shape, params, limits, loss, few_rows: bool = Fal
 def _exact_basis(params: dict, loss: str, losses: tuple, regenerate: bool) -> bool:
     """``basis="auto"`` on the dual route: the exact kernel's model on every row
     (:mod:`~kernelstream.solvers.exact_kernel`) for a kernel of closed form and a loss the
-    dual solves (least squares, the squared hinge of any number of classes) (record: docs/decisions/exact-kernel-route.md)."""
+    dual solves: least squares, the squared hinge of any number of classes (record:
+    docs/decisions/exact-kernel-route.md)."""
     return (params.get("basis", "random_features") == "auto" and not regenerate
             and params.get("kernel") in EXACT_KERNELS and (loss in losses or loss == "squared_hinge"))
 

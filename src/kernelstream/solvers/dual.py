@@ -153,14 +153,17 @@ def dual_ridge(rows: GramRows) -> DualRidge:
 
 
 def gram_rows(feature_map: FeatureMap, n_blocks: int, X: torch.Tensor, y: torch.Tensor,
-              weight: torch.Tensor) -> GramRows:
+              weight: torch.Tensor, exact: bool = False) -> GramRows:
     """The rows of ``(X, y, weight)`` of positive weight (rows of weight 0 leave the fit alone)
-    and their ``ΦΦᵀ`` for ``feature_map`` at ``n_blocks``, checked finite."""
+    and their ``ΦΦᵀ`` for ``feature_map`` at ``n_blocks``, checked finite; ``exact``: the
+    kernel's own matrix ``k(X, X)`` in float64 instead (:mod:`.exact_kernel`)."""
     X, targets, w, n_rows = positive_rows(X, y, weight)
-    gram = feature_gram(feature_map, X, n_blocks)
+    if exact:
+        X = X.double()
+    gram = feature_map.kernel(X, X) if exact else feature_gram(feature_map, X, n_blocks)
     if not (torch.isfinite(gram).all() and torch.isfinite(targets).all() and torch.isfinite(w).all()):
-        raise FloatingPointError("The random-feature Gram matrix is not finite; standardise X, "
-                                 "and check y and sample_weight.")
+        raise FloatingPointError(f"The {'kernel' if exact else 'random-feature Gram'} matrix is not "
+                                 "finite; standardise X, and check y and sample_weight.")
     return GramRows(feature_map, n_blocks, X, targets, w, n_rows, gram)
 
 

@@ -16,36 +16,21 @@ import math
 
 import torch
 
-from ..features.base import FeatureMap
 from ..features.kernel_columns import KernelColumns
 from .cached import dual_ridge_coefficients
-from .dual import DualSolution, GramRows, feature_gram, positive_rows
+from .dual import DualSolution, GramRows, feature_gram
 from .dual_hinge import dual_squared_hinge
 from .feature_rows import INTERCEPT_FEATURE
 
-__all__ = ["EXACT_KERNELS", "exact_gram_rows", "exact_kernel_model", "exact_kernel_solution",
-           "random_feature_theta"]
+__all__ = ["EXACT_KERNELS", "exact_kernel_model", "exact_kernel_solution", "random_feature_theta"]
 
 #: the kernels whose exact matrix the route evaluates (closed forms in one or per-feature
 #: lengthscales)
 EXACT_KERNELS = ("rbf", "laplace", "matern")
 
 
-def exact_gram_rows(kernel_map: FeatureMap, X: torch.Tensor, y: torch.Tensor,
-                    weight: torch.Tensor) -> GramRows:
-    """The rows of ``(X, y, weight)`` of positive weight with their exact kernel matrix
-    ``k(X, X)`` in float64 (the map's bandwidth), checked finite."""
-    X, targets, w, n_rows = positive_rows(X, y, weight)
-    X = X.double()
-    gram = kernel_map.kernel(X, X)
-    if not (torch.isfinite(gram).all() and torch.isfinite(targets).all() and torch.isfinite(w).all()):
-        raise FloatingPointError("The kernel matrix is not finite; standardise X, and check y and "
-                                 "sample_weight.")
-    return GramRows(kernel_map, 1, X, targets, w, n_rows, gram)
-
-
 def exact_kernel_solution(rows: GramRows, alpha: float, loss: str) -> DualSolution:
-    """The objective's exact optimum at ``alpha`` on ``rows`` (:func:`exact_gram_rows`):
+    """The objective's exact optimum at ``alpha`` on ``rows`` (:func:`~.dual.gram_rows` with ``exact``):
     ``loss`` "squared_hinge" by Newton on its active set, else least squares,
     ``β = S(SKS + nαI)⁻¹S(y − b)`` with ``b`` the free intercept's
     (``1ᵀS⁻¹β = 0``). Its ``leave_one_out`` is ``None`` for least squares."""
@@ -73,7 +58,6 @@ def exact_kernel_model(solution: DualSolution, block_size: int, cache_bytes: int
     feature_map = KernelColumns(solution.feature_map, centres.double(), r, **kwargs)
     intercept = (solution.intercept.double() / INTERCEPT_FEATURE).reshape(1, -1)
     return feature_map, torch.cat([beta * math.sqrt(blocks), intercept])
-
 
 
 def random_feature_theta(feature_map: KernelColumns, beta: torch.Tensor, intercept: torch.Tensor,

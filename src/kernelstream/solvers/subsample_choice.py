@@ -19,7 +19,6 @@ import torch
 
 from .dual import dual_ridge, gram_rows
 from .dual_hinge import dual_squared_hinge
-from .exact_kernel import exact_gram_rows
 from .lengthscales import fit_lengthscales
 from .selection import candidate_records
 
@@ -84,8 +83,7 @@ def dual_candidates(make_map, X_t, y_t, w_t, sigmas, alphas, block_size, n_block
         rows = None if grams is None else grams.get(key)
         if rows is None:
             kernel_map = make_map(X_t.shape[1], sigma, block_size)
-            rows = (exact_gram_rows(kernel_map, X_t, y_t, w_t) if exact else
-                    gram_rows(kernel_map, n_blocks, X_t, y_t, w_t))
+            rows = gram_rows(kernel_map, n_blocks, X_t, y_t, w_t, exact=exact)
             if grams is not None:
                 grams[key] = rows
         for name in losses:
