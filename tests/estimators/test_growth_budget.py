@@ -87,7 +87,7 @@ def test_a_budget_in_seconds_sizes_the_subsample_by_its_predicted_seconds():
         plan = plan_fit("DSGClassifier", shape, {**params, "effort": seconds}, throughput=measured)
         rows[seconds] = plan.selection_rows
         assert plan.seconds_budget == seconds
-    assert rows[1e-6] == LIMITS.few_rows_subsample < rows[1e6]
+    assert rows[1e-6] == LIMITS.selection_least_rows < rows[1e6]
     tight = plan_fit("DSGClassifier", shape, {**params, "effort": 1e-6}, throughput=measured)
     assert predicted_selection(tight, 20, rows[1e6]).seconds(measured) > 1e-6
 

@@ -32,7 +32,7 @@ import torch
 from sklearn.exceptions import ConvergenceWarning
 
 from ..features.base import DEFAULT_CACHE_BYTES
-from ..planning import FitPlan
+from ..planning import FitPlan, effective_dimension, with_spectral_start
 from ..solvers.cached import chunk_rows
 from ..solvers.engine import EngineModel, loss_name, narrowed, solve_full_size
 from ..solvers.throughput import measured_throughput
@@ -88,8 +88,9 @@ class SubsampleMixin:
         pinned = max(DEFAULT_CACHE_BYTES, int(plan.limits.param_cache_share * plan.cache_bytes))
         if plan.basis == "exact":
             return self._fit_exact(problem, model, choice, loss_name(trained), pinned)
-        feature_map = self._make_map(problem.X.shape[1], sigma, plan.block_size, cache_bytes=pinned)
         n = problem.n_train
+        plan = self.fit_plan_ = self._spectral_start(plan, model, choice.get("dimension"), n)
+        feature_map = self._make_map(problem.X.shape[1], sigma, plan.block_size, cache_bytes=pinned)
         train = problem.index(torch.arange(n, device=problem.y.device))
         cache, sketched = self._training_operator(feature_map, problem.X, train, positions,
                                                   len(sub), alpha)
@@ -108,6 +109,18 @@ class SubsampleMixin:
                             held is not None, chosen, result.alpha, result.iterations)
         self.fit_plan_ = dataclasses.replace(plan, stages=tuple(log.records),
                                              passes=getattr(cache, "passes", None))
+
+    @staticmethod
+    def _spectral_start(plan: FitPlan, model: EngineModel, dimension: float | None,
+                        n: int) -> FitPlan:
+        """``plan`` with its growth's first size from the training rows' effective
+        ``dimension`` (:func:`~kernelstream.planning.with_spectral_start`), noted in the log
+        where it changes."""
+        resized = with_spectral_start(plan, dimension, n)
+        if resized.block_size != plan.block_size:
+            model.log.note("spectral_start", features=resized.block_size,
+                           effective_dimension=round(dimension, 1))
+        return resized
 
     def _fit_exact(self, problem: Problem, model: EngineModel, choice: dict, loss: str,
                    cache_bytes: int) -> None:
@@ -156,10 +169,13 @@ class SubsampleMixin:
         plan, log = self.fit_plan_, model.log
         with log.stage("selection", predicted=predicted_selection(plan, problem.X.shape[1], len(sub)),
                        rows=len(sub)) as record:
-            sigma, alpha, loss, records, chosen = self._subsample_choice(problem, sub, model)
+            sigma, alpha, loss, records, chosen, spectrum = self._subsample_choice(problem, sub, model)
             record.update(sigma=sigma, alpha=alpha, loss=loss, candidates=len(records))
         n, m = problem.n_train, len(sub)
         carry = (lambda rows: alpha * m / rows) if self.alpha == "auto" else (lambda rows: alpha)
+        # the training rows' nα: the subsample's mα carried, or n times a given α
+        dimension = None if spectrum is None else effective_dimension(
+            spectrum[0], spectrum[1], m, n, spectrum[1] * (1 if self.alpha == "auto" else n / m))
         iterations = None
         if plan.narrow and len(positions) > plan.narrow_rows:
             features = plan.narrow_blocks * plan.block_size
@@ -171,7 +187,7 @@ class SubsampleMixin:
                 record.update(sigma=sigma, iterations=iterations)
         return dict(sigma=sigma, alpha=carry(n),  # nα stays the subsample's mα
                     loss=loss, iterations=iterations, cv_results=cv_results(records) if len(records) > 1 else None,
-                    loo=chosen[0], held=list(chosen[1:]))
+                    loo=chosen[0], held=list(chosen[1:]), dimension=dimension)
 
     def _keep_solution(self, problem: Problem, fitted: tuple, history, held: bool, chosen,
                        alpha: float, iterations: int) -> None:
@@ -228,7 +244,7 @@ class SubsampleMixin:
                  if hasattr(problem.X, "matrix") else problem.X.cpu().numpy())
         if plan.selection == "none":
             return (self._bandwidth_candidates(X_all)[0], plan.dual_alphas[0], plan.losses_compared[0], [],
-                    (math.nan, None, None, None))
+                    (math.nan, None, None, None), None)
         X_sub, y_sub, w_sub = gathered(subset(problem.X, sub)), problem.y[sub], problem.weight[sub]
         X_sub = X_sub.matrix.toarray() if hasattr(X_sub, "matrix") else X_sub
         X_sub = torch.as_tensor(X_sub, dtype=self._torch_dtype(), device=problem.y.device)

@@ -19,15 +19,16 @@ each stage cost. Nothing here touches data or tensors. One module a job:
 """
 
 from .budget import (DUAL_LOSSES, ENGINE_SOLVERS, cache_dtype, chooses, default_features,
-                     dual_features, dual_layout, engine_solves, feature_layout, is_auto,
-                     looks_back, max_feature_blocks, nystroem_basis)
+                     dual_features, dual_layout, effective_dimension, engine_solves, feature_layout,
+                     is_auto, looks_back, max_feature_blocks, nystroem_basis, spectral_start_features)
 from .gaussian_process import GaussianProcessPlan, plan_gaussian_process
 from .limits import LIMITS, FitLimits, default_cache_bytes, fit_limits
 from .plan import DataShape, FitPlan
-from .routes import plan_fit, resolve_loss, resolve_precond_eps
+from .routes import plan_fit, resolve_loss, resolve_precond_eps, with_spectral_start
 
 __all__ = ["is_auto", "FitLimits", "FitPlan", "GaussianProcessPlan", "DataShape", "LIMITS", "plan_fit",
            "plan_gaussian_process", "default_features", "dual_features", "max_feature_blocks",
            "feature_layout", "dual_layout", "resolve_loss", "resolve_precond_eps", "chooses",
            "cache_dtype", "nystroem_basis", "looks_back", "engine_solves", "default_cache_bytes",
-           "DUAL_LOSSES", "ENGINE_SOLVERS", "fit_limits"]
+           "DUAL_LOSSES", "ENGINE_SOLVERS", "fit_limits", "effective_dimension",
+           "spectral_start_features", "with_spectral_start"]

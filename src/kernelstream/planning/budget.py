@@ -13,8 +13,8 @@ from .limits import FitLimits, LIMITS
 from .plan import DataShape
 
 __all__ = ["DUAL_LOSSES", "ENGINE_SOLVERS", "cache_dtype", "chooses", "default_features",
-           "dual_features", "dual_layout", "engine_solves", "feature_layout", "is_auto",
-           "looks_back", "max_feature_blocks", "nystroem_basis"]
+           "dual_features", "dual_layout", "effective_dimension", "engine_solves", "feature_layout",
+           "is_auto", "looks_back", "max_feature_blocks", "nystroem_basis", "spectral_start_features"]
 
 
 #: the losses the exact dual route solves
@@ -48,6 +48,27 @@ def looks_back(n_train: int, n_features: int, limits: FitLimits = LIMITS) -> boo
     """Whether a doubling to ``n_features`` follows a look back at half the start size: where
     the ``n_train`` rows are at least ``look_back_rows_per_feature`` per feature."""
     return n_train >= limits.look_back_rows_per_feature * n_features
+
+
+def effective_dimension(eigenvalues, subsample_penalty: float, subsample_rows: int,
+                        n_rows: int, penalty: float) -> float:
+    """The training rows' effective dimension ``Σ_j μ_j/(μ_j + nα)``, ``μ_j ≈ (n/m)λ_j`` the
+    full Gram's eigenvalues from the ``m`` subsample rows' ``λ_j`` (``subsample_penalty``: the
+    subsample's ``mα``, ``penalty``: the training rows' ``nα``): a lower bound, as the
+    eigenvalues past the ``m``-th are unseen."""
+    if penalty <= 0 or subsample_penalty <= 0:
+        return float(len(eigenvalues))
+    scaled = [float(v) * n_rows / subsample_rows for v in eigenvalues]
+    return sum(v / (v + penalty) for v in scaled if v > 0)
+
+
+def spectral_start_features(dimension: float, default: int, limits: FitLimits = LIMITS) -> int:
+    """The growth's first size for an effective ``dimension``: the power of two of at least
+    ``start_features_per_dimension·dimension`` features, between ``least_start_features`` and
+    ``default`` (the plan's start)."""
+    wanted = max(1.0, limits.start_features_per_dimension * dimension)
+    features = max(limits.least_start_features, 2 ** math.ceil(math.log2(wanted)))
+    return min(default, features)
 
 
 def feature_layout(n_components: int | None, block_size: int) -> tuple[int, int | None]:

@@ -132,6 +132,13 @@ class FitLimits:
     #: ... then one solve at full size per feature size, from this many features, doubled while
     #: the held-out loss falls by more than ``growth_tol``
     solve_start_features: int = 1024
+    #: ... or fewer where the subsample's spectrum asks for fewer: the power of two of at least
+    #: ``start_features_per_dimension`` features per unit of the training rows' effective
+    #: dimension (estimated from the subsample's eigenvalues), at least ``least_start_features``,
+    #: in blocks of that size (make_moons at 7,500 rows: effective dimension 47, 256 features
+    #: as accurate as 2,048 in a third of the time; docs/decisions/spectral-start.md)
+    start_features_per_dimension: float = 2.0
+    least_start_features: int = 256
     #: on the dual route's few rows: ``σ`` (and the binary loss) on a subsample of this many ...
     few_rows_subsample: int = 512
     #: ... then every row solved exactly at most this many features
@@ -205,10 +212,13 @@ class FitLimits:
     #: far from enough (measured: docs/decisions/cost-model.md)
     growth_overrun_gain: float = 0.15
     growth_overrun: float = 2.0
-    #: the subsample has the most rows (``few_rows_subsample`` to ``subsample_rows``, by 128)
+    #: the subsample has the most rows (``selection_least_rows`` to ``subsample_rows``, by 128)
     #: whose selection's predicted work is at most this share of the growth's budget: on
     #: 7,500 rows 1,024 subsample rows took 2.0 of 2.4 s (records: docs/decisions/cost-model.md)
     selection_share: float = 1.0
+    #: ... at least this many (make_moons at 7,500 rows: 384 rows chose as 512 did, in 0.10
+    #: s less; docs/decisions/spectral-start.md)
+    selection_least_rows: int = 384
     #: a solve's conjugate-gradient iterations as the report predicts them before any solve
     #: has run (8 to 35 on the scaling benchmark's sets) ...
     predicted_iterations: int = 15

@@ -58,15 +58,24 @@ def subsample_reasons(plan: FitPlan, params: dict, limits: FitLimits, n_train: i
              f" of cache_bytes' {limits.cache_bytes / 2**30:.3g}: growth_cache_bytes")
     held = ("features drawn in every pass" if plan.regenerate else
             f"features cached in {plan.cache_dtype} (at most {plan.cache_bytes / 2**30:.3g} GiB{share})")
-    reasons.append(f"{held}, from "
-                   f"{plan.start_blocks} to at most {plan.max_blocks} blocks of {plan.block_size}, "
-                   f"doubled while the held-out loss falls by more than {limits.growth_tol:g}"
-                   + (f" and the last doubling changed more than {limits.settled_class_changes} "
-                      "held-out row's class" if s.n_classes is not None else "")
-                   + "; each size one solve by conjugate gradients with a Nystrom preconditioner"
-                   + (" (the squared hinge: Newton on its active rows)"
-                      if "squared_hinge" in plan.losses_compared else ""))
+    reasons.append(_growth_reason(plan, limits, held))
     return tuple(reasons + _budget_reasons(plan, params, n_train))
+
+
+def _growth_reason(plan: FitPlan, limits: FitLimits, held: str) -> str:
+    """The growth of the features, in words: where they are held, its sizes and its stops."""
+    spectral = (f" (from fewer, in smaller blocks, where the subsample's effective dimension asks "
+                f"for fewer: {limits.start_features_per_dimension:g} features a dimension, at "
+                f"least {limits.least_start_features:,})"
+                if plan.basis == "random_features" and plan.start_blocks < plan.max_blocks else "")
+    return (f"{held}, from {plan.start_blocks} to at most {plan.max_blocks} blocks of "
+            f"{plan.block_size}{spectral}, doubled while the held-out loss falls by more than "
+            f"{limits.growth_tol:g}"
+            + (f" and the last doubling changed more than {limits.settled_class_changes} "
+               "held-out row's class" if plan.shape.n_classes is not None else "")
+            + "; each size one solve by conjugate gradients with a Nystrom preconditioner"
+            + (" (the squared hinge: Newton on its active rows)"
+               if "squared_hinge" in plan.losses_compared else ""))
 
 
 def _budget_reasons(plan: FitPlan, params: dict, n_train: int) -> list[str]:

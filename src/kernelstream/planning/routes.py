@@ -11,13 +11,14 @@ from ..solvers.conjugate import QUADRATIC_LOSSES
 from ..solvers.exact_kernel import EXACT_KERNELS
 from .budget import (ENGINE_SOLVERS, cache_dtype, cache_item_bytes, chooses, dual_features,
                      engine_solves, feature_layout, is_auto, looks_back, max_feature_blocks,
-                     multiclass_auto, nystroem_basis, subsample_split, validation_split)
+                     multiclass_auto, nystroem_basis, spectral_start_features, subsample_split,
+                     validation_split)
 from .cost import growth_budget, selection_rows
 from .limits import FitLimits, LIMITS
 from .plan import DataShape, FitPlan
 from .reasons import epochs_reasons, subsample_reasons, why_epochs
 
-__all__ = ["plan_fit", "resolve_loss", "resolve_precond_eps"]
+__all__ = ["plan_fit", "resolve_loss", "resolve_precond_eps", "with_spectral_start"]
 
 
 def resolve_loss(loss: str, solver: str, n_classes: int | None, few_rows: bool,
@@ -221,6 +222,22 @@ def _subsample_plan(estimator, shape, params, limits, loss, few_rows: bool = Fal
     return dataclasses.replace(plan, reasons=subsample_reasons(plan, params, limits, n_train))
 
 
+def with_spectral_start(plan: FitPlan, dimension: float | None, n_train: int) -> FitPlan:
+    """``plan`` whose growth of random features starts at :func:`spectral_start_features` of
+    the ``n_train`` training rows' effective ``dimension``, in blocks of that size up to the
+    same most features, where that is fewer than the plan's start (``None``: ``plan``)."""
+    start = plan.start_blocks * plan.block_size
+    if (dimension is None or plan.basis != "random_features" or plan.max_blocks is None
+            or plan.start_blocks >= plan.max_blocks):
+        return plan
+    size = spectral_start_features(dimension, start, plan.limits)
+    if size >= start or plan.block_size % size:
+        return plan
+    most = plan.max_blocks * (plan.block_size // size)
+    return dataclasses.replace(plan, block_size=size, start_blocks=1, max_blocks=most,
+                               look_back=plan.look_back and looks_back(n_train, 2 * size, plan.limits))
+
+
 def _exact_basis(params: dict, loss: str, losses: tuple, regenerate: bool) -> bool:
     """``basis="auto"`` on the dual route: the exact kernel's model on every row
     (:mod:`~kernelstream.solvers.exact_kernel`) for a kernel of closed form and a loss the
@@ -254,7 +271,7 @@ def _with_budget(plan: FitPlan, params: dict, limits: FitLimits, n_train: int,
     if plan.selection == "none":
         return plan
     m = plan.selection_rows
-    rows = selection_rows(plan, plan.shape.n_features, min(limits.few_rows_subsample, m), m,
+    rows = selection_rows(plan, plan.shape.n_features, min(limits.selection_least_rows, m), m,
                           budget, price=price)
     return dataclasses.replace(plan, selection_rows=rows)
 

@@ -21,7 +21,7 @@ import scipy.sparse as sp
 import torch
 
 from ..distributed import Communicator
-from .cached import FeatureCache
+from .cached import FeatureCache, restricted
 from .sharded import ShardedCache, ShardedRows, feature_operator, host_rows, rows_at, rows_like
 
 __all__ = ["RowBlock", "DaskRows", "DaskCache", "is_dask_collection", "dask_rows"]
@@ -56,8 +56,11 @@ class RowBlock:
         self.operators[key] = feature_operator(feature_map, rows, budget, storage, regenerate)
 
     def derive(self, key: int, new: int, method: str, *args) -> None:
-        """Keep ``operators[key].method(*args)`` (a view: first blocks, restricted rows)."""
-        self.operators[new] = getattr(self.operators[key], method)(*args)
+        """Keep ``operators[key].method(*args)`` (a view: first blocks, restricted rows: the
+        block's rows among a Newton step's active ones, :func:`~.cached.restricted`)."""
+        operator = self.operators[key]
+        self.operators[new] = (restricted(operator, *args) if method == "restricted"
+                               else getattr(operator, method)(*args))
 
     def call(self, key: int, method: str, *args):
         return getattr(self.operators[key], method)(*args)

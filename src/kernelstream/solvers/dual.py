@@ -119,7 +119,7 @@ class DualRidge(GramRows):
         fit = float((self.weight * 0.5 * (outputs + b - self.y).square().sum(dim=1)).sum()) / self.n_rows
         penalty = 0.5 * alpha * float((dual * outputs).sum())  # (α/2)‖W‖²
         return DualSolution(self.feature_map, self.n_blocks, self.X, dual, b, fit + penalty,
-                            self.leave_one_out(alpha))
+                            self.leave_one_out(alpha), self.eigenvalues)
 
 
 @dataclass
@@ -130,6 +130,7 @@ class DualSolution(_DualRows):
     intercept: torch.Tensor  # (C,) b
     training_loss: float  # F at the optimum
     leave_one_out: torch.Tensor  # (m, C) each row predicted by the model fitted without it
+    eigenvalues: torch.Tensor | None = None  # (m,) of ZZᵀ, where least squares solved it
 
     def theta(self) -> torch.Tensor:
         """``θ = [W; b/c]`` ``(D+1, C)``, ``W = ΦᵀSc`` (one pass over the features)."""

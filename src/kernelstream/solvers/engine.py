@@ -177,7 +177,10 @@ def grow_and_solve(plan, model: EngineModel, cache, held, y, w, alpha, loss, ske
             record.update(iterations=solve.iterations, held_out_loss=value)
         growth.work += solve_work_of(plan, cache, J * r, solve.iterations, sketch).units(plan.limits)
         growth.history.append((J, value, solve.iterations, cache.feature_map.sigma))
-        if growth.best is not None and not pays(growth.best[2], rows, plan.growth_tol):
+        # up to the default start size, a doubling pays by its relative fall alone (cheaper
+        # than the solve the default would start with, it needs less proof)
+        proof = 0.0 if J * r <= plan.limits.solve_start_features else 2.0
+        if growth.best is not None and not pays(growth.best[2], rows, plan.growth_tol, proof):
             model.log.note("growth_stop", features=growth.best[0].shape[0] - 1,
                            why=f"{J * r:,} features did not pay on the held-out rows")
             break

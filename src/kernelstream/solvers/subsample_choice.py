@@ -31,12 +31,14 @@ PER_FEATURE_KERNELS = ("rbf", "laplace", "matern")
 
 def choose_on_subsample(plan, model, X_sub, y_sub, w_sub, sigmas, per_feature) -> tuple:
     """``(σ, α, loss, cv_results_ records, (its leave-one-out loss, predictions, targets,
-    weights))`` of least leave-one-out loss on the rows ``X_sub`` (a dense tensor) at the
+    weights), spectrum)`` of least leave-one-out loss on the rows ``X_sub`` (a dense tensor) at the
     plan's selection features, over the bandwidths ``sigmas`` (ascending) and then the
     per-feature candidates ``per_feature`` (kept only for a lower leave-one-out loss); the
     losses of ``plan.losses_compared``, the first kept unless another is clearly better.
     ``model``: an :class:`~.engine.EngineModel`. The leave-one-out loss is ``inf`` where the
-    squared hinge did not converge at any ``α``."""
+    squared hinge did not converge at any ``α``. ``spectrum``: the eigenvalues of the first
+    loss's kept Gram and its ``mα`` (``None`` where least squares did not solve it), from
+    which the plan sizes the features (:func:`~kernelstream.planning.effective_dimension`)."""
     blocks = max(1, plan.selection_features // plan.block_size)
     solve = functools.partial(dual_candidates, model.make_map, X_sub, y_sub, w_sub,
                               block_size=plan.block_size, n_blocks=blocks,
@@ -67,7 +69,10 @@ def choose_on_subsample(plan, model, X_sub, y_sub, w_sub, sigmas, per_feature) -
             chosen = name
     loo, alpha, solution = best[chosen]
     held = (solution.leave_one_out.to(X_sub.dtype), y_sub[w_sub > 0], w_sub[w_sub > 0])
-    return solution.feature_map.sigma, alpha, chosen, records, (loo, *held)
+    _, first_alpha, first_solution = best[first]
+    spectrum = (None if first_solution.eigenvalues is None else
+                (first_solution.eigenvalues.tolist(), len(w_sub) * first_alpha))
+    return solution.feature_map.sigma, alpha, chosen, records, (loo, *held), spectrum
 
 
 def dual_candidates(make_map, X_t, y_t, w_t, sigmas, alphas, block_size, n_blocks, losses,
