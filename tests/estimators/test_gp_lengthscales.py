@@ -92,3 +92,37 @@ def test_friedman1_defaults_reach_the_noise_floor(friedman1_issue33):
     rmse = np.sqrt(np.mean((gp.predict(X_test) - y_test) ** 2))
     assert rmse <= 0.55, rmse
     assert gp.lengthscales_[5:].min() > 3 * gp.lengthscales_[:5].max()
+
+
+def _counted_lengthscale_fits(monkeypatch) -> list:
+    """The rows of every per-feature fit the GP runs, in order."""
+    from kernelstream.estimators import gp as gp_module
+    rows, fit = [], gp_module.fit_lengthscales
+    monkeypatch.setattr(gp_module, "fit_lengthscales",
+                        lambda X, *args, **kwargs: rows.append(len(X)) or fit(X, *args, **kwargs))
+    return rows
+
+
+def test_a_screen_on_half_the_evidence_rows_spares_the_full_per_feature_fit(monkeypatch):
+    """Equally relevant features: per-feature lengthscales fitted on the first half of the
+    evidence rows do not beat the isotropic fit there by the screen's margin, so none is fitted
+    on every row; ``kernel_choice_loo_`` is the screen's evidence."""
+    from kernelstream.solvers.lengthscales import PER_FEATURE_SCREEN_RATIO
+    rows = _counted_lengthscale_fits(monkeypatch)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 4))
+    y = np.sin(X).sum(1) + 0.3 * rng.normal(size=400)
+    gp = DSGGaussianProcessRegressor(**SMALL).fit(X, y)
+    assert rows == [200] and gp.kernel_choice_ == "isotropic"
+    loo = gp.kernel_choice_loo_
+    assert np.isfinite(loo).all() and loo[0] > PER_FEATURE_SCREEN_RATIO * loo[1], loo
+
+
+@pytest.mark.slow
+def test_relevant_features_pass_the_screen_and_the_guard(friedman, monkeypatch):
+    """friedman1's five noise features: the screen on half the evidence rows passes, the
+    per-feature fit on every row is kept by the guard."""
+    rows = _counted_lengthscale_fits(monkeypatch)
+    X, y = friedman
+    gp = DSGGaussianProcessRegressor(**SMALL).fit(X, y)
+    assert len(rows) == 2 and rows[0] < rows[1] and gp.kernel_choice_ == "per_feature"

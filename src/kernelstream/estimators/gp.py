@@ -26,7 +26,8 @@ from ..solvers.gp_dual import (features_kernel, kernel_in_chunks, nystrom_factor
                                solve_dual, solve_dual_fixed, NystromPreconditioner)
 from ..solvers.gp_evidence import fit_gp_hyperparameters_coarse_to_fine
 from ..solvers.gp_exact import ExactVariance, exact_bytes, exact_kernel_cg, exact_posterior
-from ..solvers.lengthscales import SIGNAL_BOUNDS, choose_lengthscales, fit_lengthscales
+from ..solvers.lengthscales import (COARSE_ROWS, PER_FEATURE_SCREEN_RATIO, SIGNAL_BOUNDS,
+                                   choose_lengthscales, fit_lengthscales)
 from ..solvers.gp_variance import (LandmarkVariance, OperatorVariance, dual_fit_bytes,
                                    landmark_bytes, operator_bytes, targets_bytes,
                                    targets_variance)
@@ -218,7 +219,8 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
     kernel_choice_loo_ : ndarray of shape (2,)
         The guard's evidence: the exact GP's leave-one-out mean squared errors on the evidence
         rows with the per-feature and the isotropic fit, in units of var(y) (``nan`` where no
-        guard ran); per-feature is kept when the first is at most
+        guard ran; on the first half of the evidence rows where per-feature lengthscales
+        fitted there did not pass the screen, ``PER_FEATURE_SCREEN_RATIO`` (0.85)); per-feature is kept when the first is at most
         ``PER_FEATURE_LOO_RATIO`` (0.8) × the second.
     amplitude_ : float
         Prior variance ``a`` of ``f`` in units of ``y²``.
@@ -480,16 +482,31 @@ class DSGGaussianProcessRegressor(RegressorMixin, KernelEstimator):
         ``MAX_SIGNAL``·var(Z) (:func:`~kernelstream.solvers.lengthscales.fit_lengthscales`),
         by the marginal likelihood; the second kept when it passes
         :func:`~kernelstream.solvers.lengthscales.choose_lengthscales` (which sets
-        ``kernel_choice_loo_``); a given noise is kept with ``a = 1``."""
+        ``kernel_choice_loo_``); a given noise is kept with ``a = 1``. The per-feature fit on
+        every evidence row is tried only where one on the first half of them (at most
+        ``COARSE_ROWS``) passes the looser ``PER_FEATURE_SCREEN_RATIO`` there."""
         isotropic = self._fit_isotropic(X, Z, sigma, noise, True, fit_noise)
+        coarse = min(COARSE_ROWS, len(X) // 2)  # the rows come in a seeded random order
+        if coarse > X.shape[1] + 2:  # more rows than hyper-parameters: screened on them first
+            _, loo = choose_lengthscales(
+                X[:coarse], Z[:coarse], self._per_feature_fit(X[:coarse], Z[:coarse], noise, fit_noise),
+                isotropic, kernel=self.kernel, kernel_params=self.kernel_params)
+            if not loo[0] <= PER_FEATURE_SCREEN_RATIO * loo[1]:
+                self.kernel_choice_loo_ = loo  # the screen's evidence
+                return isotropic
+        per_feature = self._per_feature_fit(X, Z, noise, fit_noise)
+        choice, self.kernel_choice_loo_ = choose_lengthscales(
+            X, Z, per_feature, isotropic, kernel=self.kernel, kernel_params=self.kernel_params)
+        return per_feature if choice == "per_feature" else isotropic
+
+    def _per_feature_fit(self, X, Z, noise: float, fit_noise: bool) -> tuple:
+        """``(ℓ, a, s²)`` of one lengthscale per feature on the rows ``(X, Z)``, the amplitude
+        at most ``MAX_SIGNAL``·var(Z) (a given noise is kept with ``a = 1``)."""
         ell, noise_fit, signal_fit, _ = fit_lengthscales(
             X, Z, kernel=self.kernel, rows=len(X), seed=self.seed_ % 2**32,
             kernel_params=self.kernel_params, noise=None if fit_noise else noise,
             signal=None if fit_noise else 1.0, signal_bounds=(SIGNAL_BOUNDS[0], MAX_SIGNAL))
-        per_feature = (ell, signal_fit if fit_noise else 1.0, noise_fit if fit_noise else noise)
-        choice, self.kernel_choice_loo_ = choose_lengthscales(
-            X, Z, per_feature, isotropic, kernel=self.kernel, kernel_params=self.kernel_params)
-        return per_feature if choice == "per_feature" else isotropic
+        return ell, signal_fit if fit_noise else 1.0, noise_fit if fit_noise else noise
 
     def _fit_isotropic(self, X, Z, sigma, noise: float, fit_sigma: bool,
                        fit_noise: bool) -> tuple[float, float, float]:
