@@ -339,3 +339,25 @@ def test_a_column_named_y_label_or_target_is_the_label_by_default_as_on_the_comm
     chunk, = open_source(tmp_path / "t.parquet", shuffle=False).chunks()
     np.testing.assert_array_equal(chunk.y, y)
     np.testing.assert_array_equal(chunk.X, X[:, :2])
+
+
+def test_libsvm_layout_pass_parses_each_part_once_for_the_read_that_follows(tmp_path, monkeypatch):
+    """The first pass that discovers ``n_features`` keeps the parts it parsed for their first
+    read: two files read in full are parsed twice, not four times, and read the same rows; a
+    shard keeps only its own parts."""
+    import kernelstream.data.libsvm as libsvm
+    rng = np.random.default_rng(0)
+    X, y = sp.random(200, 9, density=0.3, random_state=0, format="csr"), rng.integers(0, 2, 200)
+    for k in range(2):
+        dump_svmlight_file(X[100 * k:100 * (k + 1)], y[100 * k:100 * (k + 1)],
+                           str(tmp_path / f"part-{k}.svm"), zero_based=True)
+    loads, load = [], libsvm._load
+    monkeypatch.setattr(libsvm, "_load", lambda data, dtype: loads.append(1) or load(data, dtype))
+    source = open_source(str(tmp_path / "part-*.svm"), shuffle=False)
+    read = [block for block in source.blocks()]
+    assert len(loads) == 2 and not source._cache["parsed"]
+    got = sp.vstack([block.X for block in read]).toarray()
+    np.testing.assert_allclose(np.sort(got, axis=0), np.sort(X.toarray(), axis=0), rtol=1e-15)  # as written
+    shard = open_source(str(tmp_path / "part-*.svm"), shuffle=False).shard(0, 2)
+    list(shard.blocks())
+    assert not shard._cache["parsed"]  # the other rank's part is not held

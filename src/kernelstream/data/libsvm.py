@@ -27,6 +27,9 @@ from .base import LabelSet, Part, Source, Summary, check_integer
 __all__ = ["LibsvmSource"]
 
 DEFAULT_PART_BYTES = 2**22  # 4 MiB of text per part
+#: the layout's first pass keeps the parts it parsed, up to this many bytes of CSR, for the
+#: read that follows it (each then parsed once, not twice)
+_PARSED_MEMO_BYTES = 2**28
 #: an ``index:`` at the start of a token (not ``qid:``), and a comment to the end of its line
 _INDEX = re.compile(rb"(?<![^\s])(\d+):")
 _COMMENT = re.compile(rb"#[^\n]*")
@@ -115,8 +118,12 @@ class LibsvmSource(Source):
         """
         n_features, zero_based = self._declared
         low, high, n_rows, labels, clean = math.inf, -1, 0, LabelSet(), True
-        for part in self._plan(1):
-            parsed = self._parse_or_scan(part)
+        memo, kept, mine = self._cache.setdefault("parsed", {}), 0, set(self._my_parts())
+        for part in self._plan(1):  # a shard keeps only the parts it reads
+            keep = part in mine and kept < _PARSED_MEMO_BYTES
+            parsed = self._parse_or_scan(part, memo if keep else None)
+            entry = memo.get(self._parsed_key(part))
+            kept += 0 if entry is None else _csr_bytes(entry[0])
             if parsed is None:
                 continue
             y, part_low, part_high = parsed
@@ -131,10 +138,11 @@ class LibsvmSource(Source):
             self._cache["summary"] = Summary(n_rows, n_features, labels.sorted())
         return n_features, shift
 
-    def _parse_or_scan(self, part: Part):
+    def _parse_or_scan(self, part: Part, memo: dict | None = None):
         """``(labels, lowest, highest raw index)`` of a part; the labels are None when a line
         of it is bad or not finite (the indices of a bad part come from :func:`_scan_indices`);
-        None for a part without data lines."""
+        None for a part without data lines. ``memo``: where the parsed part is kept for its
+        first read."""
         try:
             parsed = self._parse(part)
         except ValueError:
@@ -146,14 +154,19 @@ class LibsvmSource(Source):
         X, y, row_ids = parsed
         low, high = (int(X.indices.min()), int(X.indices.max())) if X.nnz else (math.inf, -1)
         finite = np.isfinite(X.data).all() and np.isfinite(y).all()
+        if memo is not None and finite:
+            memo[self._parsed_key(part)] = parsed
         return (y if finite else None), low, high
 
+    def _parsed_key(self, part: Part) -> tuple:
+        return (str(self.paths[part.file]), part.start, part.stop, np.dtype(self.dtype).str)
+
     def _read(self, part: Part) -> Iterator[Block]:
+        n_features, shift = self._layout()  # the first pass first: it keeps what it parses
         parsed = self._parse(part)
         if parsed is None:
             return
         X, y, row_ids = parsed
-        n_features, shift = self._layout()
         indices = X.indices - shift
         self._check_indices(indices, X, row_ids, n_features, shift)
         X = sp.csr_matrix((X.data, indices, X.indptr), shape=(len(y), n_features))
@@ -179,7 +192,13 @@ class LibsvmSource(Source):
 
     def _parse(self, part: Part):
         """``(X, y, row_ids)`` of the lines starting in ``part``, with raw (unshifted) indices;
-        None when the range holds no data line."""
+        None when the range holds no data line. A part the layout's first pass kept is taken
+        from its memo, once."""
+        kept = self._cache.get("parsed")
+        if kept:
+            parsed = kept.pop(self._parsed_key(part), None)
+            if parsed is not None:
+                return parsed
         path = self.paths[part.file]
         offset, data = read_lines_starting_in(path, part.start, part.stop)
         starts = data_line_starts(data, comment=b"#")
@@ -213,6 +232,11 @@ class LibsvmSource(Source):
             reason = _reason(line, line_error)
         number = line_number(path, offset + int(starts[low]))
         return ValueError(f"{path}, line {number}: {reason}")
+
+
+def _csr_bytes(X) -> int:
+    """Bytes of a CSR matrix's three arrays."""
+    return X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
 
 
 def _scan_indices(data: bytes) -> tuple[float, int]:
