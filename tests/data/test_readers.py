@@ -361,3 +361,65 @@ def test_libsvm_layout_pass_parses_each_part_once_for_the_read_that_follows(tmp_
     shard = open_source(str(tmp_path / "part-*.svm"), shuffle=False).shard(0, 2)
     list(shard.blocks())
     assert not shard._cache["parsed"]  # the other rank's part is not held
+
+
+class _ThreadRanks:
+    """``gather_objects`` of ranks played by threads of one process (a barrier a call)."""
+
+    def __init__(self, world_size: int):
+        import threading
+        self.world_size, self.box = world_size, [None] * world_size
+        self.barrier = threading.Barrier(world_size)
+
+    def of(self, rank: int):
+        ranks = self
+
+        class Rank:
+            def gather_objects(self, value):
+                ranks.box[rank] = value
+                ranks.barrier.wait()
+                gathered = list(ranks.box)
+                ranks.barrier.wait()
+                return gathered
+        return Rank()
+
+
+def test_libsvm_shards_find_the_layout_together_each_parsing_only_its_own_parts(tmp_path, monkeypatch):
+    """``share_layout`` under two ranks: each shard parses its own parts once (the layout pass
+    and the read that follows), yet both find the whole source's columns and base: index 0
+    appears only in the second rank's file, so both read zero-based, as one process does."""
+    import threading
+
+    import kernelstream.data.libsvm as libsvm
+    rng = np.random.default_rng(0)
+    dense = sp.random(300, 9, density=0.3, random_state=0).toarray()
+    dense[:200, 0] = 0  # the first file never names column 0
+    X = sp.csr_matrix(dense)
+    y = rng.integers(0, 2, 300)
+    for k, rows in enumerate((slice(0, 200), slice(200, None))):
+        dump_svmlight_file(X[rows], y[rows], str(tmp_path / f"part-{k}.svm"), zero_based=True)
+    loads, load = {}, libsvm._load
+    monkeypatch.setattr(libsvm, "_load", lambda data, dtype: loads.setdefault(
+        threading.current_thread().name, []).append(1) or load(data, dtype))
+    pattern = str(tmp_path / "part-*.svm")
+    whole = open_source(pattern, shuffle=False)
+    expected = (whole.n_features, whole.zero_based)
+    ranks, read = _ThreadRanks(2), {}
+
+    def rank(k: int) -> None:
+        shard = open_source(pattern, shuffle=False, part_bytes=2000).shard(k, 2)
+        shard.share_layout(ranks.of(k))
+        read[k] = (shard.n_features, shard.zero_based, list(shard.blocks()), len(shard._my_parts()))
+
+    threads = [threading.Thread(target=rank, args=(k,), name=f"rank{k}") for k in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert expected == (9, True)
+    for k in range(2):
+        n_features, zero_based, blocks, parts = read[k]
+        assert (n_features, zero_based) == expected
+        assert parts > 1 and len(loads[f"rank{k}"]) == parts  # its own parts, each once
+    got = sp.vstack([b.X for k in range(2) for b in read[k][2]]).toarray()
+    np.testing.assert_allclose(np.sort(got, axis=0), np.sort(X.toarray(), axis=0), rtol=1e-15)

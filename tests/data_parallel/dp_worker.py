@@ -63,20 +63,38 @@ def summary(clf, reg, X_test, Z_test) -> dict:
                 reg_alpha=reg.alpha_, n_iter=(clf.n_iter_, reg.n_iter_))
 
 
-def engine_fits(data: Path, shard) -> dict:
-    """``DSGClassifier()`` on moons and ``DSGRegressor()`` on the wave, each on this rank's
-    shard: the rows it read, the test predictions, the plan and its stages' names."""
+#: the engine's fits: (name, data, estimator's defaults or not, its test inputs, limits changed);
+#: "narrow" narrows on 1,024 rows (ranks solve the bandwidths at once, each on the rows gathered)
+ENGINE_FITS = (("moons", "moons", "classifier", "X", {}),
+               ("wave", "wave", "regressor", "Z", {}),
+               ("narrow", "moons", "classifier", "X", {"narrow_rows": 1024}))
+
+
+def engine_fit(kind: str, data, limits: dict, y=None):
+    """The default ``DSGClassifier()`` or ``DSGRegressor()`` fitted on ``data`` (a source, or
+    arrays ``data, y``) with ``limits`` changed from the planner's table."""
+    import dataclasses
+
     from kernelstream import DSGClassifier, DSGRegressor
+    from kernelstream.planning import LIMITS
+
+    model = (DSGClassifier if kind == "classifier" else DSGRegressor)(random_state=0)
+    args = (data,) if y is None else (data, y)
+    return model.fit(*args, limits=dataclasses.replace(LIMITS, **limits))
+
+
+def engine_fits(data: Path, shard) -> dict:
+    """Each of :data:`ENGINE_FITS` on this rank's shard: the rows it read, the test
+    predictions, the plan and its stages' names."""
     from kernelstream.data import open_source
     from kernelstream.estimators._first_pass import concat_chunks
 
     test, result = np.load(data / "test.npz"), {}
-    for name, model, X_test in (("moons", DSGClassifier(random_state=0), "X"),
-                                ("wave", DSGRegressor(random_state=0), "Z")):
-        source = shard(open_source(data / f"{name}.csv", label=-1, **SOURCE))
-        model.fit(source)
+    for name, file, kind, X_test, limits in ENGINE_FITS:
+        source = shard(open_source(data / f"{file}.csv", label=-1, **SOURCE))
+        model = engine_fit(kind, source, limits)
         rows = concat_chunks(list(source.blocks()))
-        predict = model.decision_function if name == "moons" else model.predict
+        predict = model.decision_function if kind == "classifier" else model.predict
         result.update({f"{name}_X": rows.X, f"{name}_y": rows.y,
                        f"{name}_predicted": predict(test[X_test]),
                        f"{name}_plan": str(model.fit_plan_),

@@ -90,22 +90,21 @@ def test_two_ranks_fit_the_one_process_engine_model_on_their_rows(workspace, tmp
     a feature size), each product summed over the ranks; both ranks end with the same model,
     that of one process fitting the ranks' rows in rank order (within float32 round-off), not
     the epochs of a stream."""
-    from kernelstream import DSGClassifier, DSGRegressor
-
     run = _torchrun("engine", workspace, tmp_path)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-6000:]
     ranks = [np.load(tmp_path / f"engine{r}.npz") for r in range(2)]
     test = np.load(workspace / "test.npz")
-    for name, model, X_test in (("moons", DSGClassifier(random_state=0), "X"),
-                                ("wave", DSGRegressor(random_state=0), "Z")):
+    for name, _, kind, X_test, limits in worker.ENGINE_FITS:
         np.testing.assert_array_equal(ranks[0][f"{name}_predicted"], ranks[1][f"{name}_predicted"])
         plan, stages = str(ranks[0][f"{name}_plan"]), list(ranks[0][f"{name}_stages"])
         assert "route: subsample" in plan and "summed over ranks" in plan, plan
         assert stages[0] == "selection" and "solve" in stages, stages
+        assert ("narrowing" in stages) == ("narrow_rows" in limits), stages
         X = np.concatenate([rank[f"{name}_X"] for rank in ranks])
         y = np.concatenate([rank[f"{name}_y"] for rank in ranks])
-        one = model.fit(X, y)
-        expected = (one.decision_function if name == "moons" else one.predict)(test[X_test])
+        one = worker.engine_fit(kind, X, limits, y)
+        assert [s["stage"] for s in one.fit_plan_.stages] == stages, name
+        expected = (one.decision_function if kind == "classifier" else one.predict)(test[X_test])
         scale = float(np.std(expected))
         np.testing.assert_allclose(ranks[0][f"{name}_predicted"], expected, atol=1e-4 * scale,
                                    err_msg=name)

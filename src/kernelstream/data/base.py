@@ -369,6 +369,11 @@ class Source(ABC):
         whole.rank, whole.world_size = 0, 1
         return whole
 
+    def share_layout(self, comm) -> None:
+        """What this shard's reading needs of every file (a LIBSVM source's columns) found by
+        the ranks of ``comm`` together, each from its own parts (collective: every rank calls
+        it). Readers whose layout needs no pass over the files do nothing."""
+
     def locate(self, row_id: int) -> str:
         """Where row ``row_id`` is, for messages: "file.csv, line 12" (or the array and row)."""
         return self._locate(int(row_id))

@@ -114,12 +114,38 @@ class LibsvmSource(Source):
         A part with a line that does not parse, or with NaN or infinity, gives its indices by a
         text scan and memoises no summary: the error is raised by whoever reads the part, naming
         the line. Under data parallelism that is the rank that owns the part, so the other ranks
-        hear of it as a ``RankFailure`` naming that rank (every rank runs this pass).
+        hear of it as a ``RankFailure`` naming that rank.
         """
+        return self._settle([self._first_pass(self._plan(self.world_size))])
+
+    def share_layout(self, comm) -> None:
+        """The layout's first pass dealt over the ranks (collective: every rank of ``comm``, a
+        communicator with ``gather_objects``, calls it): each rank parses its own parts and the
+        ranks' index ranges, rows and labels are combined, where alone each would parse every
+        part. A rank that knows the layout already hands it to the others."""
         n_features, zero_based = self._declared
+        if self.world_size == 1 or (n_features is not None and zero_based != "auto"):
+            return
+        known = self._cache.get("layout")
+        mine = None if known is not None else self._first_pass(self._my_parts())
+        shares = comm.gather_objects((known, self._cache.get("summary"), mine))
+        told = [(layout, summary) for layout, summary, _ in shares if layout is not None]
+        if known is not None:
+            return
+        if told:
+            self._cache["layout"] = told[0][0]
+            if told[0][1] is not None:
+                self._cache["summary"] = told[0][1]
+            return
+        self._settle([share for _, _, share in shares])
+
+    def _first_pass(self, parts: list[Part]) -> tuple:
+        """``(lowest, highest raw index, rows, LabelSet, clean)`` of ``parts``; this shard's
+        own are kept for their first read (at most ``_PARSED_MEMO_BYTES``). ``clean``: every
+        part parsed, finite (else the rows and labels are not counted)."""
         low, high, n_rows, labels, clean = math.inf, -1, 0, LabelSet(), True
         memo, kept, mine = self._cache.setdefault("parsed", {}), 0, set(self._my_parts())
-        for part in self._plan(1):  # a shard keeps only the parts it reads
+        for part in parts:
             keep = part in mine and kept < _PARSED_MEMO_BYTES
             parsed = self._parse_or_scan(part, memo if keep else None)
             entry = memo.get(self._parsed_key(part))
@@ -132,10 +158,23 @@ class LibsvmSource(Source):
             if clean:
                 n_rows += len(y)
                 labels.add(y)
+        return low, high, n_rows, labels, clean
+
+    def _settle(self, passes: list[tuple]) -> tuple[int, int]:
+        """``(n_features, shift)`` from first passes over parts that cover the source
+        (:meth:`_first_pass`), memoised with the source's :class:`Summary` where all are clean."""
+        n_features, zero_based = self._declared
+        low, high = min(p[0] for p in passes), max(p[1] for p in passes)
         shift = (0 if zero_based else 1) if zero_based != "auto" else int(low > 0 and high >= 0)
         n_features = n_features if n_features is not None else max(high + 1 - shift, 1)
-        if clean:
-            self._cache["summary"] = Summary(n_rows, n_features, labels.sorted())
+        self._cache["layout"] = (n_features, shift)
+        if all(p[4] for p in passes):
+            labels = LabelSet()
+            for p in passes:
+                labels.overflow = labels.overflow or p[3].overflow
+                labels.add(p[3].sorted())
+            labels.values = None if labels.overflow else labels.values
+            self._cache["summary"] = Summary(sum(p[2] for p in passes), n_features, labels.sorted())
         return n_features, shift
 
     def _parse_or_scan(self, part: Part, memo: dict | None = None):

@@ -11,7 +11,7 @@ from ..data import Source
 from ..distributed import Communicator, ShardGroup, communicator_for
 from ._first_pass import concat_chunks
 
-__all__ = ["is_source", "check_arrays_absent", "readers_of", "label_kind", "row_maxima",
+__all__ = ["is_source", "check_arrays_absent", "readers_of", "share_layouts", "label_kind", "row_maxima",
            "check_labels_known", "arrays_of", "whole_source", "sample_of"]
 
 
@@ -32,6 +32,18 @@ def readers_of(data) -> tuple[list, Communicator, Source]:
     if isinstance(data, ShardGroup):
         return data.shards(), Communicator(), data.source
     return [data], communicator_for(data), data.unsharded()
+
+
+def share_layouts(readers, comm: Communicator) -> None:
+    """Each reader's layout found by the ranks together (:meth:`Source.share_layout`), where
+    ranks read shards; an error on one rank stops every rank."""
+    if comm.world_size == 1:
+        return
+    try:
+        for reader in readers:
+            reader.share_layout(comm)
+    except Exception as error:  # noqa: BLE001 — every rank hears of it
+        comm.fail(error)
 
 
 def label_kind(estimator) -> str:

@@ -45,7 +45,8 @@ from ..solvers.sharded import ShardedRows
 from ..solvers.streams import StreamProblem, StreamValidation, rows_of
 from ._first_pass import concat_chunks, first_pass, take
 from ._progress import closing
-from ._sources import check_arrays_absent, check_labels_known, label_kind, readers_of, row_maxima
+from ._sources import (check_arrays_absent, check_labels_known, label_kind, readers_of, row_maxima,
+                       share_layouts)
 
 __all__ = ["StreamFitMixin", "ChunkConverter"]
 
@@ -72,6 +73,8 @@ class StreamFitMixin:
         ``torch.distributed``, or a ShardGroup); ``limits`` the planner's table (``None``:
         the default, :data:`~kernelstream.planning.LIMITS`)."""
         check_arrays_absent(y, sample_weight)
+        readers, comm, _ = readers_of(data)
+        share_layouts(readers, comm)
         if getattr(self, "solver", "one_pass") != "one_pass":
             return self._fit_preconditioned_stream(data, classes, limits)
         return self._fit_one_pass_stream(data, classes, limits)

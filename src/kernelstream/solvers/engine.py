@@ -25,7 +25,7 @@ from ..planning.cost import Work, feature_work, solve_work
 from .cached import (chunk_rows, RidgeSolve, SketchPreconditioner, cache_bytes, exact_gram,
                      ridge_dual_rows, ridge_pcg)
 from .newton import newton_loss, newton_squared_hinge, smoothed_loss, solve_tol
-from .sharded import feature_operator, nearby
+from .sharded import feature_operator, gathered, nearby
 from .stages import StageLog
 from .streams import subset
 
@@ -474,31 +474,42 @@ def narrowed(plan, model: EngineModel, problem, sigma: float, carry, loss, order
     at the growth's start features (``narrow_blocks``, also where ``n_components`` fixes a
     larger size: the check compares bandwidths, not sizes): the best bandwidth narrows as
     rows grow, and a subsample of ``m`` rows cannot see it (the paper's 2-D set: 0.25× the
-    median on 1,024 rows). ``carry(rows)``: the ``α`` of a solve on that many rows. Returns
-    the kept ``σ`` and its solve's iterations (``None`` where none ran): the full-size solve's
-    predicted iterations (docs/decisions/cost-model.md)."""
+    median on 1,024 rows). ``carry(rows)``: the ``α`` of a solve on that many rows. Ranks
+    solve the next ``model.ranks`` bandwidths at once, each on the rows gathered (a solve of
+    bounded rows whose every product would be a collective of milliseconds); the kept ``σ``
+    is the one-at-a-time descent's. Returns the kept ``σ`` and its solve's iterations
+    (``None`` where none ran): the full-size solve's predicted iterations
+    (docs/decisions/cost-model.md)."""
     k = plan.narrow_rows
     if not plan.narrow or len(order) <= k:  # fewer rows: the subsample's σ stands
         return sigma, None
     rows = problem.index(order[:k])
-    X, y, w = nearby(subset(problem.X, rows)), problem.y[rows].reshape(k, -1), problem.weight[rows]
+    whole = nearby if model.ranks == 1 else gathered
+    X, y, w = whole(subset(problem.X, rows)), problem.y[rows].reshape(k, -1), problem.weight[rows]
     X_val, y_val, w_val = problem.validation
+    X_val = X_val if model.ranks == 1 else gathered(X_val)
     cached = torch.arange(k, device=y.device)  # the rows' positions in each challenger's cache
     sketch = (cached[:max(plan.selection_rows, plan.limits.sketch_least_rows)], cached)
-    best = None
-    for step in range(plan.limits.narrowings + 1):
-        candidate = sigma / 2**step
-        feature_map = model.make_map(problem.X.shape[1], candidate, plan.block_size)
+
+    def challenge(step: int) -> tuple:
+        feature_map = model.make_map(problem.X.shape[1], sigma / 2**step, plan.block_size)
         cache = feature_operator(feature_map, X, plan.cache_bytes)
         if not cache.fits(plan.narrow_blocks):  # a budget below these rows' features: drawn
             cache = feature_operator(feature_map, X, regenerate=True)
         cache.grow(plan.narrow_blocks)
         solve = solve_at(plan, cache, y, w, carry(k), loss, sketch, None)
         held = (feature_operator(feature_map, X_val), y_val.reshape(len(w_val), -1), w_val)
-        losses, _ = held_out_losses(plan, held, solve.theta, plan.narrow_blocks, loss)
+        return held_out_losses(plan, held, solve.theta, plan.narrow_blocks, loss)[0], solve.iterations
+
+    steps, results, best = plan.limits.narrowings + 1, {}, None
+    for step in range(steps):
+        if step not in results:  # the next bandwidths the descent may need, one a rank
+            batch = list(range(step, min(step + model.ranks, steps)))
+            results.update(zip(batch, model.spread(challenge, batch)))
+        losses, iterations = results[step]
         if best is not None and not pays(best[1], losses, plan.growth_tol):
             break
-        best = (candidate, losses, solve.iterations)
+        best = (sigma / 2**step, losses, iterations)
     return best[0], best[2]
 
 
