@@ -84,6 +84,19 @@ def test_features_are_drawn_every_pass_where_the_cache_holds_no_block():
     assert _plan(params, n_rows=room, limits=EPOCHS).route == "epochs"
 
 
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_a_classifier_whose_features_are_drawn_solves_least_squares_alone(n_classes):
+    """``loss="auto"`` with the features drawn in every pass: least squares is compared and
+    solved (each Newton step of the squared hinge or softmax would read every row: 118 passes
+    on 200,000 rows against the plan's 20); cached, two classes compare the squared hinge."""
+    room = L.cache_bytes // (ITEM * 1024)
+    drawn, cached = _plan(n_classes=n_classes, n_rows=2 * room), _plan(n_classes=n_classes, n_rows=room // 2)
+    assert drawn.regenerate and drawn.loss == "squared" and drawn.losses_compared == ("squared",)
+    assert any("least squares alone" in reason for reason in drawn.reasons)
+    assert not cached.regenerate
+    assert cached.losses_compared == (("squared", "squared_hinge") if n_classes == 2 else ("squared",))
+
+
 @pytest.mark.parametrize("params, shape, selection, fallback", [
     # two classes, squared hinge: the dual subsample, cross-validation behind it
     (CLASSIFIER, dict(n_rows=L.cv_max_rows), "dual_subsample", "cross_validation"),

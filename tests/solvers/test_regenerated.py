@@ -67,3 +67,22 @@ def test_a_fit_whose_cache_holds_no_block_draws_its_features_near_the_cached_fit
     assert "solve" in [stage["stage"] for stage in drawn.fit_plan_.stages]
     rmse = [float(np.sqrt(np.mean((m.predict(X_test) - y_test) ** 2))) for m in (drawn, cached)]
     assert rmse[0] <= 1.05 * rmse[1], rmse
+
+
+def test_held_out_features_are_cached_within_the_budget_and_drawn_past_it():
+    """The held-out rows' operator (``for_rows``): the cache's products while its blocks fit
+    the budget; past it the parts are let go and the features drawn, the same products."""
+    cached, _, g = _pair(n=500, blocks=4)
+    X = cached.X
+    budget = 500 * 2 * 64 * 8  # two blocks of 500 float64 rows
+    held = FeatureCache(cached.feature_map, X, budget).for_rows(X)
+    theta = torch.randn(4 * 64 + 1, 2, generator=g, dtype=torch.float64)
+    held.grow(2)
+    assert not held.drawing and held.nbytes == budget
+    torch.testing.assert_close(held.matmul(theta[:2 * 64 + 1]),
+                               cached.first_blocks(2).matmul(theta[:2 * 64 + 1]))
+    held.grow(4)
+    assert held.drawing and held.nbytes == 0
+    torch.testing.assert_close(held.matmul(theta), cached.matmul(theta), rtol=1e-10, atol=1e-10)
+    torch.testing.assert_close(held.first_blocks(2).matmul(theta[:2 * 64 + 1]),
+                               cached.first_blocks(2).matmul(theta[:2 * 64 + 1]), rtol=1e-10, atol=1e-10)

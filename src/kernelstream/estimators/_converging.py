@@ -124,8 +124,7 @@ class ConvergingMixin(SubsampleMixin):
             device = self.device_ if warm else resolve_device(self.device)
             plan = self._plan(X, warm, limits, device)  # once the device is known
             if not warm:
-                self.seed_ = seed
-                self.device_ = device
+                self.seed_, self.device_ = seed, device
                 self._resolve_loss(plan.loss)
                 self._fit_target_scaling(y)
             self._check_solver_loss()
@@ -139,6 +138,7 @@ class ConvergingMixin(SubsampleMixin):
                 X = X.toarray()  # few rows: the same fit as the dense rows
             problem = self._problem(X, y, weight, train_rows, val_rows)
             if plan.route in ("dual", "subsample"):
+                del targets, weight, sample_weight  # the problem's tensors stand for them
                 self._fit_subsample(problem, progress, run if run.active else None)
                 self._pending = None
                 return self

@@ -25,7 +25,7 @@ import scipy.sparse as sp
 from ..data import Chunk
 from ..data.base import unit_hash
 
-__all__ = ["PassStats", "Reservoir", "first_pass", "concat_chunks"]
+__all__ = ["PassStats", "Reservoir", "RowBuffer", "first_pass", "concat_chunks"]
 
 
 def concat_chunks(chunks: Sequence[Chunk]) -> Chunk:
@@ -42,6 +42,43 @@ def concat_chunks(chunks: Sequence[Chunk]) -> Chunk:
         return np.concatenate(values)
 
     return Chunk(*(joined([getattr(c, name) for c in chunks]) for name in Chunk._fields))
+
+
+class RowBuffer:
+    """Chunks' rows one after another, as :func:`concat_chunks` joins them, without holding
+    them twice: each dense field is copied into an array of ``capacity`` rows allocated at the
+    first chunk, whose pages the operating system commits as they are written (the memory of
+    the rows read, not of the capacity); CSR ``X`` is kept by chunk and stacked at the end."""
+
+    def __init__(self, capacity: int):
+        self.capacity, self.n_rows = int(capacity), 0
+        self.arrays: list | None = None
+        self.sparse: list = []
+
+    def append(self, chunk: Chunk) -> bool:
+        """Copy ``chunk``'s rows in; False (nothing kept) where they pass the capacity."""
+        m = chunk.X.shape[0]
+        if self.n_rows + m > self.capacity:
+            return False
+        if self.arrays is None:
+            self.arrays = [None if v is None or sp.issparse(v) else
+                           np.empty((self.capacity, *v.shape[1:]), dtype=v.dtype) for v in chunk]
+        for array, value in zip(self.arrays, chunk):
+            if array is not None:
+                array[self.n_rows:self.n_rows + m] = value
+        if sp.issparse(chunk.X):
+            self.sparse.append(chunk.X)
+        self.n_rows += m
+        return True
+
+    def rows(self) -> Chunk | None:
+        """Every row appended (views of the buffers), None before the first."""
+        if self.arrays is None:
+            return None
+        values = [None if array is None else array[:self.n_rows] for array in self.arrays]
+        if self.sparse:
+            values[0] = self.sparse[0] if len(self.sparse) == 1 else sp.vstack(self.sparse, format="csr")
+        return Chunk(*values)
 
 
 def take(chunk: Chunk, index) -> Chunk:

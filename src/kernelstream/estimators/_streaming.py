@@ -43,7 +43,7 @@ from ..rng import draw_seed
 from ..solvers.selection import Problem, grow_features
 from ..solvers.sharded import ShardedRows
 from ..solvers.streams import StreamProblem, StreamValidation, rows_of
-from ._first_pass import concat_chunks, first_pass, take
+from ._first_pass import RowBuffer, concat_chunks, first_pass, take
 from ._progress import closing
 from ._sources import (check_arrays_absent, check_labels_known, label_kind, readers_of, row_maxima,
                        share_layouts)
@@ -252,8 +252,9 @@ class StreamFitMixin:
     def _rows_in_memory(self, readers, whole: Source, budget: int) -> Chunk | None:
         """Every row of ``readers`` read in one pass and checked (errors name the file and
         line), or ``None`` once they pass ``budget`` bytes (then the stream is fitted as a
-        stream). Dense rows are kept in the fit's dtype (float32 halves a CSV's float64)."""
-        blocks, held = [], 0
+        stream). Dense rows are kept in the fit's dtype (float32 halves a CSV's float64), each
+        block copied into one buffer as it is read (:class:`~._first_pass.RowBuffer`)."""
+        buffer, held = None, 0
         dtype = np.float32 if self._torch_dtype() == torch.float32 else np.float64
         for reader in readers:
             for block in reader.blocks():
@@ -265,8 +266,11 @@ class StreamFitMixin:
                          else X.nbytes)
                 if held > budget:
                     return None
-                blocks.append(block)
-        return concat_chunks(blocks) if blocks else None
+                if buffer is None:  # the most rows whose X the budget holds
+                    row = X.indptr.itemsize if sp.issparse(X) else X.itemsize * X.shape[1]
+                    buffer = RowBuffer(budget // max(row, 1))
+                buffer.append(block._replace(row_ids=None))  # the rows are checked: ids not kept
+        return None if buffer is None else buffer.rows()
 
     def _fit_stream_in_memory(self, data, classes, limits) -> bool:
         """The fit of a stream whose rows fit ``stream_rows_bytes`` (a fresh fit by the engine's

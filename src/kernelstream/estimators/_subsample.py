@@ -91,7 +91,7 @@ class SubsampleMixin:
         n = problem.n_train
         plan = self.fit_plan_ = self._spectral_start(plan, model, choice.get("dimension"), n)
         feature_map = self._make_map(problem.X.shape[1], sigma, plan.block_size, cache_bytes=pinned)
-        train = problem.index(torch.arange(n, device=problem.y.device))
+        train = problem.training_rows()
         cache, sketched = self._training_operator(feature_map, problem.X, train, positions,
                                                   len(sub), alpha)
         y, w = problem.y[train].reshape(n, -1), problem.weight[train]
@@ -129,7 +129,7 @@ class SubsampleMixin:
         and ``loss`` (:mod:`~kernelstream.solvers.exact_kernel`), calibrated by the
         subsample's leave-one-out."""
         plan, n = self.fit_plan_, problem.n_train
-        train = problem.index(torch.arange(n, device=problem.y.device))
+        train = problem.training_rows()
         X = gathered(subset(problem.X, train))
         sigma, alpha = choice["sigma"], float(choice["alpha"])
         kernel_map = self._make_map(X.shape[1], sigma, plan.block_size)
@@ -154,7 +154,7 @@ class SubsampleMixin:
         if plan.basis == "nystroem":  # its centres and columns: every row on every rank
             return self._nystroem_cache(feature_map, gathered(subset(X, train)), positions, alpha, plan)
         if plan.regenerate and not isinstance(X, ShardedRows):  # no copy of the rows
-            cache = RegeneratedFeatures(feature_map, X, rows=train)
+            cache = RegeneratedFeatures(feature_map, X, plan.cache_bytes, rows=train)
         else:
             cache = feature_operator(feature_map, subset(X, train), plan.cache_bytes,
                                      getattr(torch, plan.cache_dtype), plan.regenerate)
@@ -228,7 +228,7 @@ class SubsampleMixin:
     def _subsample_rows(self, problem: Problem, m: int) -> tuple[torch.Tensor, torch.Tensor]:
         """Every training row of positive weight in a seeded order (positions among the
         training rows), and the rows of ``X`` of the first ``m``: the subsample."""
-        rows = problem.index(torch.arange(problem.n_train, device=problem.y.device))
+        rows = problem.training_rows()
         positions = torch.nonzero(problem.weight[rows] > 0).reshape(-1)
         order = torch.randperm(len(positions), generator=torch.Generator().manual_seed(self.seed_))
         positions = positions[order.to(positions.device)]

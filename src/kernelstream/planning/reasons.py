@@ -14,8 +14,8 @@ def _drawn_reason(plan: FitPlan, limits: FitLimits, n_train: int) -> list[str]:
     return ([f"the features of {n_train:,} training rows do not fit cache_bytes="
              f"{limits.cache_bytes:,} one block at a time: drawn again in every pass, the "
              "bandwidth not challenged on every row"
-             + (", least squares alone (the squared hinge's Newton steps would each read every "
-                "row)" if plan.shape.n_classes == 2 and plan.losses_compared == ("squared",) else "")]
+             + (", least squares alone (Newton's steps on another loss would each read every "
+                "row)" if plan.shape.n_classes is not None and plan.loss == "squared" else "")]
             if plan.regenerate else [])
 
 

@@ -122,8 +122,9 @@ def plan_fit(estimator: str, shape: DataShape, params: dict, *, warm: bool = Fal
             return _subsample_plan(estimator, shape, params, _engine_limits(params, limits), loss,
                                    throughput=throughput)
         if limits.cache_bytes > 0:  # no block fits: the engine draws the features every pass
-            return _subsample_plan(estimator, shape, params, _engine_limits(params, limits), loss,
-                                   throughput=throughput, regenerate=True)
+            drawn = "squared" if shape.n_classes is not None and params.get("loss") == "auto" else loss
+            return _subsample_plan(estimator, shape, params, _engine_limits(params, limits), drawn,
+                                   throughput=throughput, regenerate=True)  # least squares alone
     _check_basis(shape, params, limits, loss)
     return dataclasses.replace(_epochs_plan(estimator, shape, params, limits, loss), limits=limits)
 

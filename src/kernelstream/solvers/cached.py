@@ -35,10 +35,13 @@ PASS_ROWS = (64, 1024)
 #: ... at least this many for several output columns (20,000 x 16,384 float32 by ten columns:
 #: 0.47 s at 256 rows against 0.50 s at 160)
 COLUMNS_PASS_ROWS = 256
+#: floats of sketch features drawn at once for the covariance preconditioner's ``UUᵀ`` (16 MB
+#: of float32: 70,000 sketch rows of 10⁷ at 1,024 features were 288 MB at once, twice over)
+SKETCH_CHUNK_FLOATS = 1 << 22
 #: on an accelerator, floats per chunk (64 MB of float32: few kernel launches a pass)
 DEVICE_PASS_FLOATS = 1 << 24
 
-__all__ = ["FeatureCache", "SketchPreconditioner", "ColumnSketchPreconditioner", "RidgeSolve",
+__all__ = ["FeatureCache", "HeldOutFeatures", "SketchPreconditioner", "ColumnSketchPreconditioner", "RidgeSolve",
            "cache_bytes", "chunk_rows", "dual_ridge_coefficients", "exact_gram", "grown_gram",
            "jittered_cholesky", "normal_pass", "restricted", "ridge_dual_rows", "ridge_pcg"]
 
@@ -112,9 +115,10 @@ class FeatureCache:
     def n_features(self) -> int:
         return self.n_blocks * self.feature_map.block_size
 
-    def for_rows(self, X) -> "FeatureCache":
-        """A cache of other rows (held-out ones) for the same map, empty until grown."""
-        return FeatureCache(self.feature_map, X)
+    def for_rows(self, X) -> "HeldOutFeatures":
+        """The features of other rows (held-out ones) for the same map, empty until grown,
+        cached within this cache's budget (:class:`HeldOutFeatures`)."""
+        return HeldOutFeatures(self.feature_map, X, self.budget)
 
     def fitted(self, theta: torch.Tensor, cache_bytes: int | None = None) -> tuple:
         """The model ``θ`` as ``(map, coefficients)``: this cache's map and ``θ`` itself."""
@@ -269,6 +273,47 @@ class FeatureCache:
         return grown
 
 
+class HeldOutFeatures(FeatureCache):
+    """The features of held-out rows, read by one product a size (the held-out loss): cached
+    while their blocks fit ``budget``, drawn chunk by chunk in every product once they do not
+    (the cached parts let go): 10⁶ held-out rows at 1,024 features are 4 GB in float32."""
+
+    drawing = False
+
+    def fits(self, n_blocks: int) -> bool:
+        """Always: past the budget the features are drawn."""
+        return True
+
+    def grow(self, n_blocks: int) -> None:
+        if n_blocks <= self.n_blocks:
+            return
+        if self.drawing or not FeatureCache.fits(self, n_blocks):
+            self.parts, self.drawing, self.n_blocks = [], True, n_blocks
+            return
+        super().grow(n_blocks)
+
+    def _chunks(self, n_columns: int):
+        if not self.drawing:
+            yield from super()._chunks(n_columns)
+            return
+        step = chunk_rows(self.n_features, n_columns, self.X.device)
+        self._passes[0] += 1
+        for i in range(0, self.n_rows, step):
+            rows = slice(i, min(i + step, self.n_rows))
+            yield rows, [self.feature_map.features(self.X[rows], range(self.n_blocks))
+                         .reshape(rows.stop - i, -1)]
+
+    def _widths(self) -> list[int]:
+        return [self.n_features] if self.drawing else super()._widths()
+
+    def first_blocks(self, n_blocks: int) -> "HeldOutFeatures":
+        if not self.drawing or n_blocks == self.n_blocks:
+            return super().first_blocks(n_blocks)
+        view = copy.copy(self)
+        view.n_blocks = n_blocks
+        return view
+
+
 class SketchPreconditioner:
     """``P = (UUᵀ + αI)⁻¹`` with ``U = Φ̃_sᵀ√(c/s)`` from ``s`` sketch rows of a
     :class:`FeatureCache` (``c``: the mean weight). With ``D + 1 ≤ s`` the ``(D+1)²`` matrix
@@ -285,21 +330,33 @@ class SketchPreconditioner:
                  row_weights: torch.Tensor | None = None):
         s, scale = len(index), weight_scale / len(index)
         self.alpha, self.covariance = float(alpha), cache.n_features + 1 <= s
-        precise = not self.covariance and torch.finfo(cache.X.dtype).eps > max_roundoff * alpha
-        Psi = cache.psi(index)
-        Psi = Psi.double() if precise else Psi  # Φ = Ψ/√J in the Gram's precision
-        U = augmented(Psi.mul_(cache.n_blocks**-0.5)).mul_(math.sqrt(scale)).T  # Φ̃_sᵀ√(c/s)
         root = None if row_weights is None else row_weights.double().clamp_min(0).sqrt()
-        if root is not None:  # each sketch row at its own relative weight: Φ̃_sᵀ√(c·r/s)
-            U = U * root.to(U.dtype)[None, :]
-        if self.covariance:
-            inner = row_gram(U).double()
+        if self.covariance:  # UUᵀ over the sketch a few rows at a time: U itself is not kept
+            inner, self.U = torch.zeros((cache.n_features + 1,) * 2, dtype=torch.float64,
+                                        device=index.device), None
+            step = max(COLUMNS_PASS_ROWS, SKETCH_CHUNK_FLOATS // (cache.n_features + 1))
+            for i in range(0, s, step):
+                rows = slice(i, min(i + step, s))
+                inner += row_gram(self._columns(cache, index[rows], scale, root, False, rows)).double()
         else:
+            precise = torch.finfo(cache.X.dtype).eps > max_roundoff * alpha
+            self.U = self._columns(cache, index, scale, root, precise, slice(None))
             inner = cache.gram(index, precise) * (scale / cache.n_blocks) + scale * INTERCEPT_FEATURE**2
             if root is not None:
                 inner = inner * root[:, None] * root[None, :]
         inner.diagonal().add_(alpha)
-        self.factor, self.U = jittered_cholesky(inner), None if self.covariance else U
+        self.factor = jittered_cholesky(inner)
+
+    @staticmethod
+    def _columns(cache, index, scale: float, root, precise: bool, rows: slice) -> torch.Tensor:
+        """``U`` of the sketch rows ``index``: ``Φ̃ᵀ√(c·r/s)`` (``r``: ``root[rows]``, squared),
+        in float64 where ``precise``."""
+        Psi = cache.psi(index)
+        Psi = Psi.double() if precise else Psi  # Φ = Ψ/√J in the Gram's precision
+        U = augmented(Psi.mul_(cache.n_blocks**-0.5)).mul_(math.sqrt(scale)).T  # Φ̃_sᵀ√(c/s)
+        if root is not None:  # each sketch row at its own relative weight: Φ̃_sᵀ√(c·r/s)
+            U = U * root[rows].to(U.dtype)[None, :]
+        return U
 
     def __call__(self, r: torch.Tensor) -> torch.Tensor:
         if self.covariance:

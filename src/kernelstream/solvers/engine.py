@@ -361,7 +361,8 @@ def half_size_pays(plan, model: EngineModel, cache, held, y, w, alpha, loss, ske
         return True
     kept = cache.feature_map
     half_map = model.make_map(kept.n_features_in, kept.sigma, max(1, kept.block_size // 2))
-    half = feature_operator(half_map, cache.X, cache.budget, cache.storage)
+    half = feature_operator(half_map, cache.X, cache.budget, cache.storage,
+                            regenerate=getattr(cache, "regenerates", False))
     half.grow(cache.n_blocks)
     solve = solve_at(plan, half, y, w, alpha, loss, sketch, None)
     held_half = (half.for_rows(held[0].X), held[1], held[2])
@@ -498,7 +499,7 @@ def narrowed(plan, model: EngineModel, problem, sigma: float, carry, loss, order
             cache = feature_operator(feature_map, X, regenerate=True)
         cache.grow(plan.narrow_blocks)
         solve = solve_at(plan, cache, y, w, carry(k), loss, sketch, None)
-        held = (feature_operator(feature_map, X_val), y_val.reshape(len(w_val), -1), w_val)
+        held = (cache.for_rows(X_val), y_val.reshape(len(w_val), -1), w_val)
         return held_out_losses(plan, held, solve.theta, plan.narrow_blocks, loss)[0], solve.iterations
 
     steps, results, best = plan.limits.narrowings + 1, {}, None

@@ -15,7 +15,7 @@ import copy
 
 import torch
 
-from .cached import FeatureCache, chunk_rows, grown_gram
+from .cached import FeatureCache, HeldOutFeatures, chunk_rows, grown_gram
 from .streams import subset
 
 __all__ = ["RegeneratedFeatures"]
@@ -58,8 +58,9 @@ class RegeneratedFeatures(FeatureCache):
             raise ValueError("redraw needs a map of the same block size")
         self.feature_map, self._sketch_gram = feature_map, None
 
-    def for_rows(self, X) -> "RegeneratedFeatures":
-        return RegeneratedFeatures(self.feature_map, X)
+    def for_rows(self, X) -> HeldOutFeatures:
+        """Held-out rows' features, cached within the budget the training rows leave unused."""
+        return HeldOutFeatures(self.feature_map, X, self.budget)
 
     def _features(self, X, first: int, last: int) -> torch.Tensor:
         """``Ψ`` of the rows ``X`` at blocks ``[first, last)`` ``(m, (last − first)·r)``."""

@@ -85,6 +85,11 @@ class Problem:
         """Rows of ``X`` at ``positions`` among the training rows."""
         return positions if self.train_rows is None else self.train_rows[positions]
 
+    def training_rows(self) -> torch.Tensor:
+        """Every training row's index into ``X``: ``train_rows`` itself (not a copy)."""
+        return (torch.arange(self.n_train, device=self.y.device) if self.train_rows is None
+                else self.train_rows)
+
     def rows(self, n_rows: int) -> "Problem":
         """The first ``n_rows`` training rows (already shuffled by the caller)."""
         first = self.index(torch.arange(min(n_rows, self.n_train), device=self.X.device))

@@ -251,7 +251,7 @@ def feature_operator(feature_map, X, budget: int | None = None, storage: torch.d
     if isinstance(X, ShardedRows):
         return X.feature_operator(feature_map, budget, storage, regenerate)
     if regenerate:
-        return RegeneratedFeatures(feature_map, X)
+        return RegeneratedFeatures(feature_map, X, budget)
     return FeatureCache(feature_map, X, budget, storage)
 
 
