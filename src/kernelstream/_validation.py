@@ -58,7 +58,7 @@ def check_magnitude(X, dtype=np.float32, name: str = "X") -> None:
     values = X.data if sp.issparse(X) else np.asarray(X)
     if values.size == 0:
         return
-    largest = float(np.max(np.abs(values)))
+    largest = max(float(np.max(values)), -float(np.min(values)))  # no |X| copy: two reductions
     limit = math.sqrt(float(np.finfo(dtype).max) / (4 * max(1, X.shape[1])))
     if largest > limit:
         raise ValueError(

@@ -170,13 +170,16 @@ if __name__ == "__main__":
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster, distributed.Client(cluster):
         dX, dy = da.from_array(X, chunks=(1500, X.shape[1])), da.from_array(y, chunks=1500)
-        from kernelstream.solvers.dask_rows import dask_rows
-        rows = dask_rows(dX)  # four blocks, one actor a worker: a pass is one call a worker
+        from kernelstream.solvers import dask_rows as dr
+        spread, spread_sizes = dr.DaskRows.spread, []  # the subsample's bandwidths: worker tasks
+        dr.DaskRows.spread = lambda self, f, items: spread_sizes.append(len(items)) or spread(self, f, items)
+        rows = dr.dask_rows(dX)  # four blocks, one actor a worker: a pass is one call a worker
         assert len(rows.actors) == 2
         np.testing.assert_array_equal(np.sort(np.concatenate(rows.positions)), np.arange(len(X)))
         np.testing.assert_array_equal(np.asarray(rows.gathered()), X)
         model, expected = make().fit(dX, dy), make().fit(X, y)
     assert model.fit_plan_.route == "subsample" and model.fit_plan_.passes > 0
+    assert spread_sizes and max(spread_sizes) == 2, spread_sizes
     assert [s["stage"] for s in model.fit_plan_.stages] == [s["stage"] for s in expected.fit_plan_.stages]
     assert model.n_components_ == expected.n_components_
     np.testing.assert_array_equal(model.sigma_, expected.sigma_)

@@ -128,10 +128,10 @@ class ConvergingMixin(SubsampleMixin):
                 self._resolve_loss(plan.loss)
                 self._fit_target_scaling(y)
             self._check_solver_loss()
+            train_rows, val_rows = self._split(y, X.shape[0], rng)  # before n-vectors: its peak
             targets = self._targets(y, X.shape[0])
             weight = sample_weight * self._class_weights(targets)
             run.check_data(X, targets, weight, self._theta() if warm else None, self.device_)
-            train_rows, val_rows = self._split(y, X.shape[0], rng)
             if plan.route != "subsample" and isinstance(X, ShardedRows):
                 X = X.whole()  # few rows (or no cache): every rank fits all of them
             if plan.route == "dual" and sp.issparse(X):

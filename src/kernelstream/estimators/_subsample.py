@@ -64,9 +64,8 @@ class SubsampleMixin:
         saved = {} if run is None else (run.saved.get("engine") or {})
         model = self._engine_model(log, checkpoint=None if run is None or run.path is None
                                    else run.engine_growth, resume=saved.get("growth"))
-        if isinstance(problem.X, ShardedRows):  # the subsample's candidates dealt over ranks
-            model = dataclasses.replace(model, spread=problem.X.spread,
-                                        ranks=problem.X.comm.world_size)
+        if isinstance(problem.X, ShardedRows):  # candidates dealt over ranks or Dask workers
+            model = dataclasses.replace(model, spread=problem.X.spread, ranks=problem.X.width)
         problem = _one_against_the_rest(problem)
         positions, sub = self._subsample_rows(problem, plan.selection_rows)
         if plan.selection != "none" and len(sub) < 2:

@@ -74,10 +74,30 @@ class DaskRows(ShardedRows):
     rows ``indices[b]`` of it at the view's positions ``positions[b]``. ``local``: a few of the
     rows on the client (the container kind and width the estimators read)."""
 
-    def __init__(self, actors: list, indices: list, positions: list, n_rows: int, local):
+    def __init__(self, actors: list, indices: list, positions: list, n_rows: int, local,
+                 workers: list | None = None):
         super().__init__(local, torch.arange(0), n_rows, Communicator())
         self.actors, self.indices, self.positions = actors, indices, positions
+        self.workers = workers or []  # the actors' workers' addresses
         self._owners = None
+
+    @property
+    def width(self) -> int:
+        """How many items :meth:`spread` evaluates at once: one a worker."""
+        return max(1, len(self.workers))
+
+    def spread(self, evaluate, items: list) -> list:
+        """Every item's ``evaluate(item)``, in order, each a task on the actors' workers in
+        turn (the subsample's bandwidths, the narrowing's: their bounded rows travel with the
+        task, the client waits)."""
+        if len(items) < 2 or len(self.workers) < 2:
+            return [evaluate(item) for item in items]
+        from distributed import get_client
+
+        client = get_client()
+        futures = [client.submit(evaluate, item, workers=[self.workers[i % len(self.workers)]],
+                                 pure=False) for i, item in enumerate(items)]
+        return client.gather(futures)
 
     #: every product a call to the workers (:func:`~.sharded.nearby`)
     remote = True
@@ -105,7 +125,8 @@ class DaskRows(ShardedRows):
         positions = [np.concatenate([np.arange(starts[b], starts[b + 1]) for b in held])
                      for held in by_worker.values()]
         head = actors[0].fetch(np.arange(min(len(positions[0]), 64))).result()
-        return cls(actors, [np.arange(len(at)) for at in positions], positions, int(starts[-1]), head)
+        return cls(actors, [np.arange(len(at)) for at in positions], positions, int(starts[-1]), head,
+                   list(by_worker))
 
     @property
     def sparse(self) -> bool:
@@ -116,7 +137,7 @@ class DaskRows(ShardedRows):
         local = convert(self.local)
         for future in [actor.convert(convert) for actor in self.actors]:
             future.result()
-        return DaskRows(self.actors, self.indices, self.positions, self.n_rows, local)
+        return DaskRows(self.actors, self.indices, self.positions, self.n_rows, local, self.workers)
 
     def owners(self) -> tuple[np.ndarray, np.ndarray]:
         """``(block, place)`` of each position of the view: its block and its place among the
@@ -140,7 +161,7 @@ class DaskRows(ShardedRows):
         parts = self.split(index)
         return DaskRows(self.actors, [rows[places] for rows, (places, _) in zip(self.indices, parts)],
                         [at for _, at in parts], len(np.atleast_1d(np.asarray(
-                            torch.as_tensor(index).cpu()))), self.local)
+                            torch.as_tensor(index).cpu()))), self.local, self.workers)
 
     __getitem__ = subset
 

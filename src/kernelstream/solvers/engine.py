@@ -476,11 +476,11 @@ def narrowed(plan, model: EngineModel, problem, sigma: float, carry, loss, order
     larger size: the check compares bandwidths, not sizes): the best bandwidth narrows as
     rows grow, and a subsample of ``m`` rows cannot see it (the paper's 2-D set: 0.25× the
     median on 1,024 rows). ``carry(rows)``: the ``α`` of a solve on that many rows. Ranks
-    solve the next ``model.ranks`` bandwidths at once, each on the rows gathered (a solve of
-    bounded rows whose every product would be a collective of milliseconds); the kept ``σ``
-    is the one-at-a-time descent's. Returns the kept ``σ`` and its solve's iterations
-    (``None`` where none ran): the full-size solve's predicted iterations
-    (docs/decisions/cost-model.md)."""
+    (or Dask's workers, as tasks) solve the next ``model.ranks`` bandwidths at once, each on
+    the rows gathered (a solve of bounded rows whose every product would be a collective of
+    milliseconds); the kept ``σ`` is the one-at-a-time descent's. Returns the kept ``σ`` and
+    its solve's iterations (``None`` where none ran): the full-size solve's predicted
+    iterations (docs/decisions/cost-model.md)."""
     k = plan.narrow_rows
     if not plan.narrow or len(order) <= k:  # fewer rows: the subsample's σ stands
         return sigma, None
@@ -492,11 +492,13 @@ def narrowed(plan, model: EngineModel, problem, sigma: float, carry, loss, order
     cached = torch.arange(k, device=y.device)  # the rows' positions in each challenger's cache
     sketch = (cached[:max(plan.selection_rows, plan.limits.sketch_least_rows)], cached)
 
+    make_map, d = model.make_map, problem.X.shape[1]  # what a task on a Dask worker carries
+
     def challenge(step: int) -> tuple:
-        feature_map = model.make_map(problem.X.shape[1], sigma / 2**step, plan.block_size)
+        feature_map = make_map(d, sigma / 2**step, plan.block_size)
         cache = feature_operator(feature_map, X, plan.cache_bytes)
         if not cache.fits(plan.narrow_blocks):  # a budget below these rows' features: drawn
-            cache = feature_operator(feature_map, X, regenerate=True)
+            cache = feature_operator(feature_map, X, plan.cache_bytes, regenerate=True)
         cache.grow(plan.narrow_blocks)
         solve = solve_at(plan, cache, y, w, carry(k), loss, sketch, None)
         held = (cache.for_rows(X_val), y_val.reshape(len(w_val), -1), w_val)

@@ -104,6 +104,11 @@ class ShardedRows:
         rows = stacked[np.argsort(order, kind="stable")]
         return rows_like(self.local, rows)
 
+    @property
+    def width(self) -> int:
+        """How many items :meth:`spread` evaluates at once: one a rank."""
+        return self.comm.world_size
+
     def spread(self, evaluate, items: list) -> list:
         """Every item's ``evaluate(item)`` on every rank, in order, dealt over the ranks in
         turn across calls (collective; an error on one rank stops every rank)."""
