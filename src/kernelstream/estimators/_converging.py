@@ -16,7 +16,6 @@ import os
 import numpy as np
 import scipy.sparse as sp
 import torch
-from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
 
 from .._device import resolve_device, to_tensor
@@ -38,6 +37,7 @@ from ..solvers.sharded import ShardedRows
 from ..solvers.streams import rows_of, subset
 from ..solvers.throughput import measured_throughput
 from ._checkpointing import FitCheckpoint
+from ._holdout import held_out_split
 from ._progress import EpochProgress, closing
 from ._subsample import SubsampleMixin, cv_results
 
@@ -136,7 +136,7 @@ class ConvergingMixin(SubsampleMixin):
                 X = X.whole()  # few rows (or no cache): every rank fits all of them
             if plan.route == "dual" and sp.issparse(X):
                 X = X.toarray()  # few rows: the same fit as the dense rows
-            problem = self._problem(X, y, weight, train_rows, val_rows)
+            problem = self._problem(X, targets, weight, train_rows, val_rows)
             if plan.route in ("dual", "subsample"):
                 del targets, weight, sample_weight  # the problem's tensors stand for them
                 self._fit_subsample(problem, progress, run if run.active else None)
@@ -195,12 +195,7 @@ class ConvergingMixin(SubsampleMixin):
                              f"{self.validation_fraction} for early stopping and the choice of sigma "
                              "and alpha; pass more rows, or set early_stopping=False with numbers "
                              "for sigma and alpha.")
-        rows, seed = np.arange(n), rng.randint(2**31)
-        try:
-            return tuple(train_test_split(rows, test_size=n_val, random_state=seed,
-                                          stratify=self._stratify_labels(y)))
-        except ValueError:  # a class too small to stratify
-            return tuple(train_test_split(rows, test_size=n_val, random_state=seed))
+        return held_out_split(n, n_val, rng.randint(2**31), self._stratify_labels(y))
 
     def _check_solver_loss(self) -> None:
         """``solver="cg"`` solves the squared loss's normal equations: refuse other losses."""
@@ -215,12 +210,13 @@ class ConvergingMixin(SubsampleMixin):
     def _check_fit_targets(self, y, sample_weight) -> None:
         """Refuse targets the solver cannot learn from (the classifier: one weighted class)."""
 
-    def _problem(self, X, y, weight, train_rows, val_rows) -> Problem:
-        """The solver's view: the data as tensors once, the training rows by index."""
+    def _problem(self, X, targets, weight, train_rows, val_rows) -> Problem:
+        """The solver's view: the data as tensors once (``targets`` encoded), the training rows
+        by index."""
         dtype, device = self._torch_dtype(), self.device_
         # CSR stays sparse: projected by its non-zeros when wide and sparse, else densified per batch
         X_t = _solver_rows(X, dtype, device)
-        y_t = self._target_tensor(self._targets(y, X.shape[0]), device)
+        y_t = self._target_tensor(targets, device)
         w_t = torch.as_tensor(weight, dtype=dtype, device=device)
         validation = None
         if val_rows is not None:
