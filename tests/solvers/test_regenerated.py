@@ -86,3 +86,15 @@ def test_held_out_features_are_cached_within_the_budget_and_drawn_past_it():
     torch.testing.assert_close(held.matmul(theta), cached.matmul(theta), rtol=1e-10, atol=1e-10)
     torch.testing.assert_close(held.first_blocks(2).matmul(theta[:2 * 64 + 1]),
                                cached.first_blocks(2).matmul(theta[:2 * 64 + 1]), rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("kind", [FeatureCache, RegeneratedFeatures])
+def test_rows_read_once_are_drawn_not_cached(kind):
+    """``for_rows(X, once=True)`` (a challenger's held-out loss, the look-back's): no part
+    held whatever the budget, the cached operator's product."""
+    cached, _, g = _pair(n=500, blocks=4)
+    held = kind(cached.feature_map, cached.X, budget=None).for_rows(cached.X, once=True)
+    held.grow(4)
+    theta = torch.randn(4 * 64 + 1, 2, generator=g, dtype=torch.float64)
+    assert held.drawing and held.nbytes == 0
+    torch.testing.assert_close(held.matmul(theta), cached.matmul(theta), rtol=1e-10, atol=1e-10)

@@ -242,9 +242,9 @@ class DaskCache(ShardedCache):
         self._sketch_psi = (index, self.n_blocks, out)
         return out[:, first:]
 
-    def for_rows(self, X: DaskRows) -> "DaskCache":
+    def for_rows(self, X: DaskRows, once: bool = False) -> "DaskCache":
         key = next(_KEYS)
-        for future in [actor.make(key, rows, self._map, None, None, False)
+        for future in [actor.make(key, rows, self._map, None, None, once)  # once: drawn
                        for actor, rows in zip(X.actors, X.indices)]:
             future.result()
         cache = DaskCache(key, X, self._map, None, None)

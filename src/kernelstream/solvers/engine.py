@@ -365,7 +365,7 @@ def half_size_pays(plan, model: EngineModel, cache, held, y, w, alpha, loss, ske
                             regenerate=getattr(cache, "regenerates", False))
     half.grow(cache.n_blocks)
     solve = solve_at(plan, half, y, w, alpha, loss, sketch, None)
-    held_half = (half.for_rows(held[0].X), held[1], held[2])
+    held_half = (half.for_rows(held[0].X, once=True), held[1], held[2])
     before, _ = held_out_losses(plan, held_half, solve.theta, half.n_blocks, loss)
     history.append((cache.n_blocks, float(before.mean()), solve.iterations, kept.sigma,
                     {"n_components": half.n_features}))
@@ -501,7 +501,7 @@ def narrowed(plan, model: EngineModel, problem, sigma: float, carry, loss, order
             cache = feature_operator(feature_map, X, plan.cache_bytes, regenerate=True)
         cache.grow(plan.narrow_blocks)
         solve = solve_at(plan, cache, y, w, carry(k), loss, sketch, None)
-        held = (cache.for_rows(X_val), y_val.reshape(len(w_val), -1), w_val)
+        held = (cache.for_rows(X_val, once=True), y_val.reshape(len(w_val), -1), w_val)
         return held_out_losses(plan, held, solve.theta, plan.narrow_blocks, loss)[0], solve.iterations
 
     steps, results, best = plan.limits.narrowings + 1, {}, None

@@ -238,7 +238,7 @@ class NystroemCache:
         step = chunk_rows(self.n_features, theta.shape[1], self.X.device)
         chunks = ((slice(i, i + step), [part[i:i + step] for part in self.parts])
                   for i in range(0, self.n_rows, step))
-        kernel_side, total = normal_pass(chunks, betas, intercept, w.double())
+        kernel_side, total = normal_pass(chunks, betas, intercept, w)
         whitened = torch.linalg.solve_triangular(factor, kernel_side.to(factor.dtype),
                                                  upper=False).double()
         return torch.cat([whitened, INTERCEPT_FEATURE * total[None, :]])
@@ -302,8 +302,9 @@ class NystroemCache:
         return (self.centre_rows is not None and len(index) <= self.n_features
                 and bool(torch.equal(index, self.centre_rows[:len(index)].to(index.device))))
 
-    def for_rows(self, X: torch.Tensor) -> "NystroemCache":
-        """A cache of other rows (held-out ones) on the same basis, empty until grown."""
+    def for_rows(self, X: torch.Tensor, once: bool = False) -> "NystroemCache":
+        """A cache of other rows (held-out ones) on the same basis, empty until grown (its
+        columns are cached either way: ``once`` is the interface's)."""
         return NystroemCache(self.basis, X.to(self.X.dtype), factor_dtype=self.factor_dtype)
 
     def fitted(self, theta: torch.Tensor, cache_bytes: int | None = None) -> tuple:

@@ -50,8 +50,9 @@ class DataOperator(Protocol):
     def gram(self, index: torch.Tensor, precise: bool = False) -> torch.Tensor:
         """``ΨΨᵀ`` of the sketch rows ``index`` ``(m, m)`` float64."""
 
-    def for_rows(self, X) -> "DataOperator":
-        """The same map on other rows (the held-out ones)."""
+    def for_rows(self, X, once: bool = False) -> "DataOperator":
+        """The same map on other rows (the held-out ones); ``once``: they are read by one
+        product (an operator that caches draws them in it instead)."""
 
     def fits(self, n_blocks: int) -> bool:
         """Whether ``n_blocks`` blocks stay within the byte budget."""

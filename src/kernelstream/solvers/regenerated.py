@@ -58,9 +58,10 @@ class RegeneratedFeatures(FeatureCache):
             raise ValueError("redraw needs a map of the same block size")
         self.feature_map, self._sketch_gram = feature_map, None
 
-    def for_rows(self, X) -> HeldOutFeatures:
-        """Held-out rows' features, cached within the budget the training rows leave unused."""
-        return HeldOutFeatures(self.feature_map, X, self.budget)
+    def for_rows(self, X, once: bool = False) -> HeldOutFeatures:
+        """Held-out rows' features, cached within the budget the training rows leave unused
+        (``once``: read by one product, drawn in it)."""
+        return HeldOutFeatures(self.feature_map, X, 0 if once else self.budget)
 
     def _features(self, X, first: int, last: int) -> torch.Tensor:
         """``Ψ`` of the rows ``X`` at blocks ``[first, last)`` ``(m, (last − first)·r)``."""

@@ -216,8 +216,8 @@ class ShardedCache:
     # -- growth and other rows -----------------------------------------------------------
     regenerates = property(lambda self: getattr(self.local, "regenerates", False))
 
-    def for_rows(self, X: ShardedRows) -> "ShardedCache":
-        return ShardedCache(self.local.for_rows(X.local), X)
+    def for_rows(self, X: ShardedRows, once: bool = False) -> "ShardedCache":
+        return ShardedCache(self.local.for_rows(X.local, once), X)
 
     def fits(self, n_blocks: int) -> bool:
         """Whether every rank's rows hold ``n_blocks`` blocks within its budget."""
